@@ -1,0 +1,60 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "FlatCache",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    products: [
+        .library(name: "FlatCache", targets: ["FlatCache"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // SHA256 on Linux comes from OpenSSL's libcrypto; Apple platforms use CryptoKit.
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "FlatCache",
+            dependencies: [
+                .target(name: "COpenSSL", condition: .when(platforms: [.linux, .android])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The simulated chat server behind the demo and the golden tests: sample data only.
+        .target(
+            name: "FlatCacheSampleServer",
+            dependencies: ["FlatCache"],
+            path: "Samples/Server",
+            resources: [.copy("Data")]
+        ),
+        .executableTarget(
+            name: "flatcache-demo",
+            dependencies: [
+                "FlatCache",
+                "FlatCacheSampleServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/Demo"
+        ),
+        .testTarget(
+            name: "FlatCacheTests",
+            dependencies: ["FlatCache", "FlatCacheSampleServer"],
+            exclude: ["Golden"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// Stricter spelling for every target, in one place.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ]
+}

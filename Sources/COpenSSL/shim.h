@@ -1,0 +1,5 @@
+#ifndef FLATCACHE_COPENSSL_SHIM_H
+#define FLATCACHE_COPENSSL_SHIM_H
+// Only the EVP digest interface: the low-level SHA256_* calls are deprecated in OpenSSL 3.
+#include <openssl/evp.h>
+#endif
