@@ -1,0 +1,100 @@
+public import Foundation
+
+/// Everything that can go wrong in FlatCache, each case with the context to act on it.
+///
+/// Match on the cases, not on ``description``: the sentences may change.
+///
+/// ```swift
+/// do {
+///     try cache.messages.save(fetched)
+/// } catch FlatCacheError.fileSystem(.write, let path, .ENOSPC) {
+///     showDiskFullBanner(path)
+/// }
+/// ```
+///
+/// A corrupt file is not an error: a load treats it as a cache miss, moves it
+/// into the `quarantine` folder and logs a warning (see ``Configuration/logger``).
+public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
+    /// A channel URL was the empty string.
+    case emptyChannelURL
+    /// A user id was the empty string.
+    case emptyUserID
+    /// A page was asked for with a negative `limit`.
+    case invalidLimit(Int)
+    /// A ``Configuration`` value is out of range; the reason names it.
+    case invalidConfiguration(reason: String)
+    /// A message handed to a call about one channel belongs to another.
+    case messageInWrongChannel(messageID: Int64, channelURL: String, expectedChannelURL: String)
+    /// The folder's `format` marker names a version this build cannot read.
+    case unsupportedFormat(marker: String, directory: URL)
+    /// The cache path exists but is a file, not a folder.
+    case notADirectory(URL)
+    /// The folder holds other files but no `format` marker: it is not a cache,
+    /// and FlatCache will not write into (or later clear) someone else's folder.
+    case notACacheDirectory(URL)
+    /// The operating system refused a file operation.
+    case fileSystem(FileOperation, path: String, code: POSIXErrorCode)
+    /// A record's `serialize()` threw.
+    case serializationFailed(recordType: String, underlying: any Error)
+
+    /// The file operations FlatCache performs, named in ``FlatCacheError/fileSystem(_:path:code:)``.
+    public enum FileOperation: String, Sendable {
+        /// Opening a file to read or write it.
+        case open
+        /// Reading a file's bytes or attributes.
+        case read
+        /// Writing bytes to a temporary file.
+        case write
+        /// Flushing a file or folder to stable storage (`fsync`).
+        case sync
+        /// Renaming a file over its target, or moving it aside.
+        case rename
+        /// Removing a file or folder.
+        case remove
+        /// Creating a folder.
+        case createDirectory
+        /// Listing a folder.
+        case listDirectory
+    }
+
+    /// A sentence that says what went wrong.
+    public var description: String {
+        switch self {
+        case .emptyChannelURL:
+            "A channel URL must not be empty."
+        case .emptyUserID:
+            "A user id must not be empty."
+        case .invalidLimit(let limit):
+            "A page limit must be 0 or more, not \(limit)."
+        case .invalidConfiguration(let reason):
+            "Invalid configuration: \(reason)."
+        case .messageInWrongChannel(let id, let url, let expected):
+            "Message \(id) belongs to channel '\(url)', not to '\(expected)'."
+        case .unsupportedFormat(let marker, let directory):
+            "The cache at \(directory.path) has format marker '\(marker)'; this FlatCache reads 'flatcache 1' only."
+        case .notADirectory(let url):
+            "\(url.path) is a file, not a folder: a cache needs a folder."
+        case .notACacheDirectory(let url):
+            "\(url.path) holds other files and no 'format' marker: choose an empty or FlatCache folder."
+        case .fileSystem(let operation, let path, let code):
+            "Could not \(operation.verb) \(path): \(String(cString: strerror(code.rawValue)))."
+        case .serializationFailed(let type, let underlying):
+            "Could not serialize a \(type): \(underlying)."
+        }
+    }
+}
+
+extension FlatCacheError.FileOperation {
+    fileprivate var verb: String {
+        switch self {
+        case .open: "open"
+        case .read: "read"
+        case .write: "write"
+        case .sync: "sync"
+        case .rename: "rename"
+        case .remove: "remove"
+        case .createDirectory: "create the folder"
+        case .listDirectory: "list"
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Where each file lives under the cache root (format version 1):
+///
+/// ```
+/// format                   "flatcache 1\n"
+/// channels.lines(.sha256)  group channels
+/// users.lines(.sha256)     users
+/// messages/<key>.lines(.sha256)  one channel's messages; key = hex SHA256 of the URL's UTF-8
+/// quarantine/              files that failed their check
+/// ```
+struct CacheLayout: Sendable {
+    /// The cache folder's path, without a trailing slash.
+    let root: String
+
+    /// The layout of the folder at `root`.
+    init(root: String) {
+        var root = root
+        while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
+        self.root = root
+    }
+
+    /// The format marker file.
+    var formatMarkerPath: String { root + "/format" }
+
+    /// The group channels.
+    var channelsFile: RecordFile { RecordFile(path: root + "/channels.lines") }
+
+    /// The users.
+    var usersFile: RecordFile { RecordFile(path: root + "/users.lines") }
+
+    /// The folder of per-channel message files.
+    var messagesDirectory: String { root + "/messages" }
+
+    /// Where corrupt files are moved aside.
+    var quarantine: Quarantine { Quarantine(directory: root + "/quarantine") }
+
+    /// The message file of the channel at `channelURL`.
+    ///
+    /// Its name is the lowercase hex SHA256 of the URL's UTF-8 bytes: any URL
+    /// (`../../etc/passwd`, 10,000 characters, emoji, names differing only by
+    /// case) gives a distinct, safe, fixed-length name inside `messages/`.
+    ///
+    /// - Throws: ``FlatCacheError/emptyChannelURL``.
+    func messagesFile(forChannel channelURL: String) throws(FlatCacheError) -> RecordFile {
+        guard !channelURL.isEmpty else { throw .emptyChannelURL }
+        let key = SHA256Digest(of: Data(channelURL.utf8)).hex
+        return RecordFile(path: messagesDirectory + "/" + key + ".lines")
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+/// The `format` file at a cache's root: `flatcache 1\n`.
+///
+/// Written on first open; a folder marked with another version is refused,
+/// and so is a non-empty folder with no marker (it is someone else's).
+enum FormatMarker {
+    /// The on-disk format version this build reads and writes.
+    static let currentVersion = 1
+
+    /// The marker's exact bytes for ``currentVersion``.
+    static var contents: Data { Data("flatcache \(currentVersion)\n".utf8) }
+
+    /// Makes `layout.root` a cache folder of the current format, or explains why it is not one.
+    ///
+    /// Creates the folder when missing, writes the marker into an empty folder,
+    /// and accepts a folder whose marker matches.
+    static func prepare(_ layout: CacheLayout, directory: URL, synchronized: Bool) throws(FlatCacheError) {
+        switch try FileSystem.entry(at: layout.root) {
+        case .file, .other: throw .notADirectory(directory)
+        case .missing: try FileSystem.createDirectory(at: layout.root)
+        case .directory: break
+        }
+        if let marker = try FileSystem.contentsOfFile(at: layout.formatMarkerPath) {
+            guard marker == contents else {
+                let text = String(decoding: marker.prefix(64), as: UTF8.self)
+                throw .unsupportedFormat(
+                    marker: text.trimmingCharacters(in: .whitespacesAndNewlines), directory: directory)
+            }
+            return
+        }
+        // Hidden names (a crash's temporary files, .DS_Store) do not make a folder someone else's.
+        let visible = try FileSystem.contentsOfDirectory(at: layout.root).filter { !$0.hasPrefix(".") }
+        guard visible.isEmpty else { throw .notACacheDirectory(directory) }
+        try FileSystem.replaceFile(at: layout.formatMarkerPath, with: contents, synchronized: synchronized)
+    }
+}

@@ -1,0 +1,54 @@
+public import Foundation
+
+/// A value that turns itself into bytes and back: the shape chat SDK objects
+/// already have (`serialize()` and `build(fromSerializedData:)`).
+///
+/// FlatCache stores each record's bytes as one Base64 line. The same value
+/// must always serialize to the same bytes, so that saving unchanged content
+/// is detected and skipped.
+///
+/// ```swift
+/// extension SDKMessage: MessageRecord {
+///     public func serialize() throws -> Data { try self.serializedData() }
+///     public init(serializedData: Data) throws { try self.init(sdkData: serializedData) }
+///     public var createdAt: Int64 { createdAtMilliseconds }
+/// }
+/// ```
+public protocol CacheRecord: Sendable {
+    /// The record's bytes; equal records give equal bytes.
+    ///
+    /// - Throws: Any error; FlatCache reports it as ``FlatCacheError/serializationFailed(recordType:underlying:)``.
+    func serialize() throws -> Data
+
+    /// Rebuilds a record from bytes that ``serialize()`` produced.
+    ///
+    /// - Throws: Any error when the bytes do not make a record; a load then
+    ///   treats the whole file as corrupt (a cache miss) and moves it aside.
+    init(serializedData: Data) throws
+}
+
+/// A chat message the message store can cache.
+public protocol MessageRecord: CacheRecord {
+    /// The server's id for the message; 0 means "not sent yet", and such a message is never cached.
+    var messageID: Int64 { get }
+    /// The URL of the channel the message belongs to.
+    var channelURL: String { get }
+    /// When the message was created, in milliseconds since 1970.
+    var createdAt: Int64 { get }
+}
+
+/// A chat channel the channel store can cache.
+public protocol ChannelRecord: CacheRecord {
+    /// The channel's URL, its unique key.
+    var channelURL: String { get }
+    /// Whether it is a group channel; only group channels are cached (open channels change too often).
+    var isGroupChannel: Bool { get }
+    /// When its last message was sent (or it was created, if it has none), in milliseconds since 1970.
+    var lastMessageAt: Int64 { get }
+}
+
+/// A chat user the user store can cache.
+public protocol UserRecord: CacheRecord {
+    /// The user's unique id.
+    var userID: String { get }
+}

@@ -1,0 +1,31 @@
+/// Why a data file could not be trusted. A load that finds one treats the
+/// file as a cache miss and moves it (with its sidecar) into quarantine.
+enum Corruption: Error, Equatable, CustomStringConvertible {
+    /// The data file exists but its `.sha256` sidecar does not.
+    case missingSidecar
+    /// The sidecar is not one `sha256sum` line naming this data file.
+    case malformedSidecar
+    /// The data's SHA256 differs from the one the sidecar records.
+    case digestMismatch(recorded: String, actual: String)
+    /// The file does not end with a newline (a truncated last line).
+    case missingFinalNewline
+    /// A line is not standard Base64 (line numbers start at 1).
+    case invalidBase64(line: Int)
+    /// A line's bytes did not make a record: the record type's initializer threw.
+    case undecodableRecord(line: Int, reason: String)
+    /// The path holds a folder, link or device where a data file belongs.
+    case notARegularFile
+
+    var description: String {
+        switch self {
+        case .missingSidecar: "its .sha256 sidecar is missing"
+        case .malformedSidecar: "its .sha256 sidecar is not a sha256sum line for it"
+        case .digestMismatch(let recorded, let actual):
+            "its SHA256 is \(actual) but the sidecar says \(recorded)"
+        case .missingFinalNewline: "its last line is cut short (no final newline)"
+        case .invalidBase64(let line): "line \(line) is not valid Base64"
+        case .undecodableRecord(let line, let reason): "line \(line) does not decode: \(reason)"
+        case .notARegularFile: "it is not a regular file"
+        }
+    }
+}

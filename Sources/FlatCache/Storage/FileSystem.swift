@@ -1,0 +1,231 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Every raw file operation FlatCache performs, in one place.
+///
+/// Plain POSIX calls, retried on `EINTR`, descriptors always closed, errors
+/// wrapped as ``FlatCacheError/fileSystem(_:path:code:)``. Keeping them here
+/// gives one seam to watch or fault-inject, and keeps Foundation's slower,
+/// error-swallowing conveniences off the hot path.
+enum FileSystem {
+    /// What a path names, without following a final symbolic link.
+    enum Entry: Equatable {
+        case missing
+        case file(size: Int)
+        case directory
+        case other
+    }
+
+    /// What `path` names.
+    static func entry(at path: String) throws(FlatCacheError) -> Entry {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return .missing }
+            throw failure(.read, path, code)
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file(size: Int(info.st_size))
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+
+    /// The whole contents of the file at `path`, or `nil` when there is none.
+    ///
+    /// One `open`, one `fstat` and reads into a buffer of the file's size.
+    /// A final symbolic link is not followed (it reads as an `open` failure).
+    static func contentsOfFile(at path: String) throws(FlatCacheError) -> Data? {
+        let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard let descriptor else {
+            let code = errno
+            if code == ENOENT { return nil }
+            throw failure(.open, path, code)
+        }
+        defer { _ = close(descriptor) }
+
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw failure(.read, path, EISDIR) }
+
+        var data = Data(count: Int(info.st_size))
+        var filled = 0
+        while true {
+            if filled == data.count {
+                // The file grew since fstat (or we are at its end): check with a small read.
+                data.count += max(4096, data.count / 2)
+            }
+            let count = data.count
+            let got = data.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + filled, count - filled)
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw failure(.read, path, errno)
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        data.count = filled
+        return data
+    }
+
+    /// Replaces the file at `path` with `data` atomically: a hidden temporary
+    /// file beside it (`.<name>.tmp`, reused if a crash left one), then `rename`.
+    ///
+    /// With `synchronized`, the temporary file is `fsync`ed before the rename
+    /// and the folder after it. A missing folder is created first.
+    static func replaceFile(at path: String, with data: Data, synchronized: Bool) throws(FlatCacheError) {
+        let temporary = temporaryPath(for: path)
+        var opened = retryingOnInterrupt {
+            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        }
+        if opened == nil, errno == ENOENT {
+            // The folder is gone (first write, or removed from outside): recreate it.
+            try createDirectory(at: parent(of: path))
+            opened = retryingOnInterrupt {
+                open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            }
+        }
+        guard let descriptor = opened else { throw failure(.open, temporary, errno) }
+
+        do throws(FlatCacheError) {
+            try writeAll(data, to: descriptor, path: temporary)
+            if synchronized, fsync(descriptor) != 0 { throw failure(.sync, temporary, errno) }
+        } catch {
+            _ = close(descriptor)
+            _ = unlink(temporary)
+            throw error
+        }
+        // close can report a delayed write error (NFS, quotas): do not rename a file that failed.
+        if close(descriptor) != 0, errno != EINTR {
+            let code = errno
+            _ = unlink(temporary)
+            throw failure(.write, temporary, code)
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            _ = unlink(temporary)
+            throw failure(.rename, path, code)
+        }
+        if synchronized { try synchronizeDirectory(at: parent(of: path)) }
+    }
+
+    /// Removes the file at `path`; a file that is already gone is fine.
+    static func removeFile(at path: String) throws(FlatCacheError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
+    }
+
+    /// Removes the folder at `path` and everything in it; a missing folder is fine.
+    static func removeDirectory(at path: String) throws(FlatCacheError) {
+        guard try entry(at: path) == .directory else { return try removeFile(at: path) }
+        for name in try contentsOfDirectory(at: path) {
+            let child = path + "/" + name
+            if try entry(at: child) == .directory {
+                try removeDirectory(at: child)
+            } else {
+                try removeFile(at: child)
+            }
+        }
+        guard rmdir(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
+    }
+
+    /// Moves the file at `source` to `destination` (same file system), replacing nothing.
+    static func moveFile(at source: String, to destination: String) throws(FlatCacheError) {
+        guard rename(source, destination) == 0 else { throw failure(.rename, source, errno) }
+    }
+
+    /// Creates the folder at `path` and any missing parents; an existing folder is fine.
+    static func createDirectory(at path: String) throws(FlatCacheError) {
+        switch try entry(at: path) {
+        case .directory: return
+        case .file, .other: throw failure(.createDirectory, path, ENOTDIR)
+        case .missing: break
+        }
+        let up = parent(of: path)
+        if up != path, !up.isEmpty { try createDirectory(at: up) }
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            throw failure(.createDirectory, path, errno)
+        }
+    }
+
+    /// The names in the folder at `path` (without `.` and `..`), sorted.
+    static func contentsOfDirectory(at path: String) throws(FlatCacheError) -> [String] {
+        guard let directory = opendir(path) else { throw failure(.listDirectory, path, errno) }
+        defer { closedir(directory) }
+        var names = [String]()
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: pointer.pointee)) {
+                    String(cString: $0)
+                }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// The folder part of `path` ("/a/b" for "/a/b/c").
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// The file-name part of `path` ("c" for "/a/b/c").
+    static func name(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// The hidden temporary file a write of `path` goes through.
+    static func temporaryPath(for path: String) -> String {
+        parent(of: path) + "/." + name(of: path) + ".tmp"
+    }
+
+    // MARK: - Helpers
+
+    private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(FlatCacheError) {
+        let failedCode: Int32? = data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written  // a short write just continues from where it stopped
+            }
+            return nil
+        }
+        if let failedCode { throw failure(.write, path, failedCode) }
+    }
+
+    private static func synchronizeDirectory(at path: String) throws(FlatCacheError) {
+        let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
+        guard let descriptor else { throw failure(.open, path, errno) }
+        defer { _ = close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw failure(.sync, path, errno) }
+    }
+
+    /// Runs `call` again while it fails with `EINTR`; `nil` when it fails otherwise (see `errno`).
+    private static func retryingOnInterrupt(_ call: () -> Int32) -> Int32? {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            if errno != EINTR { return nil }
+        }
+    }
+
+    private static func failure(
+        _ operation: FlatCacheError.FileOperation, _ path: String, _ code: Int32
+    ) -> FlatCacheError {
+        .fileSystem(operation, path: path, code: POSIXErrorCode(rawValue: code) ?? .EIO)
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+
+/// The `quarantine` folder: data files that failed their check are moved
+/// there with their sidecars, one subfolder per incident, never read as data
+/// again and kept for inspection until ``ChatCache/removeAll()``.
+struct Quarantine: Sendable {
+    /// The quarantine folder's path.
+    let directory: String
+
+    /// Moves `file` and its sidecar (whichever exist) into a new incident folder.
+    ///
+    /// - Returns: The incident folder's path.
+    func isolate(_ file: RecordFile) throws(FlatCacheError) -> String {
+        let milliseconds = Int64(Date().timeIntervalSince1970 * 1000)
+        let suffix = String(UInt32.random(in: .min ... .max), radix: 16)
+        let incident = "\(directory)/\(milliseconds)-\(suffix)"
+        try FileSystem.createDirectory(at: incident)
+        for path in [file.path, file.sidecarPath] where try FileSystem.entry(at: path) != .missing {
+            try FileSystem.moveFile(at: path, to: incident + "/" + FileSystem.name(of: path))
+        }
+        return incident
+    }
+}

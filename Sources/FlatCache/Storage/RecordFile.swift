@@ -1,0 +1,90 @@
+import Foundation
+
+/// One data file of records, as Base64 lines, and its `.sha256` sidecar.
+///
+/// Knows nothing of chat: it reads and writes lists of byte strings. A read
+/// verifies the data against the sidecar before decoding; a write that would
+/// produce the bytes already on disk costs a hash and no write.
+struct RecordFile: Sendable, Hashable {
+    /// The data file's path.
+    let path: String
+
+    /// The sidecar's path: the data file's path plus `.sha256`.
+    var sidecarPath: String { path + ".sha256" }
+
+    /// The data file's name, as its sidecar records it.
+    var name: String { FileSystem.name(of: path) }
+
+    /// What a read found.
+    enum Contents: Equatable {
+        /// Neither file, or only a sidecar left by an interrupted removal.
+        case missing
+        /// The verified records, in file order.
+        case records([Data])
+        /// Something that must not be trusted.
+        case corrupt(Corruption)
+    }
+
+    /// Whether a write replaced the file or found the same bytes already there.
+    enum WriteOutcome: Equatable {
+        case written
+        case unchanged
+    }
+
+    /// Reads the data file and checks it against its sidecar.
+    ///
+    /// - Throws: ``FlatCacheError/fileSystem(_:path:code:)`` when a file cannot be read.
+    func read() throws(FlatCacheError) -> Contents {
+        let data: Data?
+        do {
+            data = try FileSystem.contentsOfFile(at: path)
+        } catch .fileSystem(_, _, let code) where code == .ELOOP || code == .EISDIR {
+            return .corrupt(.notARegularFile)
+        }
+        guard let data else { return .missing }
+        guard let sidecar = try FileSystem.contentsOfFile(at: sidecarPath) else {
+            return .corrupt(.missingSidecar)
+        }
+        do throws(Corruption) {
+            let recorded = try Sidecar.digest(in: sidecar, name: name)
+            let actual = SHA256Digest(of: data)
+            guard recorded == actual else {
+                throw Corruption.digestMismatch(recorded: recorded.hex, actual: actual.hex)
+            }
+            return .records(try RecordLines.decode(data))
+        } catch {
+            return .corrupt(error)
+        }
+    }
+
+    /// Writes `records` unless the file already holds exactly these bytes.
+    ///
+    /// The data file is replaced first, then the sidecar, each atomically; a
+    /// crash between the two leaves a pair that fails its check and reads as
+    /// a miss, never as wrong records.
+    func write(_ records: some Sequence<Data>, synchronized: Bool) throws(FlatCacheError) -> WriteOutcome {
+        let body = RecordLines.encode(records)
+        let sidecar = Sidecar.contents(digest: SHA256Digest(of: body), name: name)
+        if try isHolding(body: body, sidecar: sidecar) { return .unchanged }
+        try FileSystem.replaceFile(at: path, with: body, synchronized: synchronized)
+        try FileSystem.replaceFile(at: sidecarPath, with: sidecar, synchronized: synchronized)
+        return .written
+    }
+
+    /// Removes the data file, then its sidecar; missing files are fine.
+    func remove() throws(FlatCacheError) {
+        try FileSystem.removeFile(at: path)
+        try FileSystem.removeFile(at: sidecarPath)
+    }
+
+    /// Whether the sidecar on disk is `sidecar` and the data file has `body`'s size:
+    /// the same digest means the same bytes, so there is nothing to write.
+    private func isHolding(body: Data, sidecar: Data) throws(FlatCacheError) -> Bool {
+        guard try FileSystem.entry(at: path) == .file(size: body.count) else { return false }
+        do {
+            return try FileSystem.contentsOfFile(at: sidecarPath) == sidecar
+        } catch .fileSystem(_, _, let code) where code == .ELOOP || code == .EISDIR {
+            return false  // a folder or link where the sidecar belongs: the write replaces it
+        }
+    }
+}

@@ -1,0 +1,114 @@
+/// The cached group channels, all in one file, newest last message first.
+///
+/// Get it from ``ChatCache/channels``. Open channels are never cached: they
+/// change too often to be worth it.
+///
+/// ```swift
+/// try cache.channels.replace(with: fetchedChannels)   // the fresh list from the server
+/// try cache.channels.save([changedChannel])           // a "channel changed" event
+/// let list = try cache.channels.load()                // newest first
+/// ```
+public struct ChannelStore<Channel: ChannelRecord>: Sendable {
+    let storage: RecordStorage
+    let layout: CacheLayout
+
+    /// The order ``load(order:)`` returns channels in.
+    public enum Order: Sendable {
+        /// Most recent last message first, as a channel list shows them.
+        case newestFirst
+        /// Oldest last message first.
+        case oldestFirst
+    }
+
+    /// Upserts channels by URL, as real-time "channel changed" events arrive.
+    /// Open channels are left out.
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` (before anything is written), or a
+    ///   serialization or file-system error.
+    @discardableResult
+    public func save(_ channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
+        var result = SaveResult()
+        let groups = try groupChannels(channels, counting: &result)
+        let outcome = try storage.update(layout.channelsFile, as: Channel.self) { cached in
+            CanonicalOrder.channels(groups.upserted(into: cached, by: { RecordKey($0.channelURL) }))
+        }
+        result.count(outcome)
+        return result
+    }
+
+    /// Makes `channels` the whole cached channel list ("cache, then replace by
+    /// API"). Open channels are left out. Cached messages are kept, even of
+    /// channels no longer listed; ``remove(channelURL:)`` removes those.
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` (before anything is written), or a
+    ///   serialization or file-system error.
+    @discardableResult
+    public func replace(with channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
+        var result = SaveResult()
+        let groups = try groupChannels(channels, counting: &result)
+        let list = CanonicalOrder.channels(groups.upserted(into: [], by: { RecordKey($0.channelURL) }))
+        result.count(try storage.replace(layout.channelsFile, with: list))
+        return result
+    }
+
+    /// The cached channels; `[]` when none are cached.
+    ///
+    /// - Parameter order: ``Order/newestFirst`` (the default) or ``Order/oldestFirst``,
+    ///   by last message time; ties go by channel URL.
+    /// - important: Requires disk I/O.
+    /// - Throws: A file-system error.
+    public func load(order: Order = .newestFirst) throws(FlatCacheError) -> [Channel] {
+        let channels = try storage.read(layout.channelsFile, as: Channel.self)
+        switch order {
+        case .newestFirst:
+            return channels
+        case .oldestFirst:
+            return channels.sorted {
+                $0.lastMessageAt != $1.lastMessageAt
+                    ? $0.lastMessageAt < $1.lastMessageAt
+                    : RecordKey($0.channelURL) < RecordKey($1.channelURL)
+            }
+        }
+    }
+
+    /// The cached channel with this URL, or `nil`.
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: A file-system error.
+    public func channel(withURL channelURL: String) throws(FlatCacheError) -> Channel? {
+        let key = RecordKey(channelURL)
+        return try load().first { RecordKey($0.channelURL) == key }
+    }
+
+    /// Removes a channel and its cached messages (the user left it, or it was deleted).
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func remove(channelURL: String) throws(FlatCacheError) {
+        let messagesFile = try layout.messagesFile(forChannel: channelURL)
+        let key = RecordKey(channelURL)
+        _ = try storage.update(layout.channelsFile, as: Channel.self) { cached in
+            cached.filter { RecordKey($0.channelURL) != key }
+        }
+        // After the channel: a crash in between leaves only unreachable messages, never a channel without its file's check.
+        try storage.remove(messagesFile)
+    }
+
+    /// The group channels among `channels`, open ones counted as left out.
+    private func groupChannels(
+        _ channels: some Sequence<Channel>, counting result: inout SaveResult
+    ) throws(FlatCacheError) -> [Channel] {
+        var groups = [Channel]()
+        for channel in channels {
+            guard channel.isGroupChannel else {
+                result.recordsLeftOut += 1
+                continue
+            }
+            guard !channel.channelURL.isEmpty else { throw .emptyChannelURL }
+            groups.append(channel)
+        }
+        return groups
+    }
+}

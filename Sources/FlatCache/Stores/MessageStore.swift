@@ -1,0 +1,170 @@
+/// The cached messages, one file per channel holding its most recent ones.
+///
+/// Get it from ``ChatCache/messages``. Every call is safe from any thread;
+/// two writes to one channel never interleave.
+///
+/// ```swift
+/// try cache.messages.save(fetched)                       // upsert
+/// let recent = try cache.messages.load(in: channelURL)   // oldest first
+/// let older = try cache.messages.load(in: channelURL, before: recent[0].createdAt, limit: 30)
+/// ```
+public struct MessageStore<Message: MessageRecord>: Sendable {
+    let storage: RecordStorage
+    let layout: CacheLayout
+    let maxPerChannel: Int
+
+    /// Upserts messages: each replaces the cached one with its id or is added,
+    /// grouped by channel; each channel then keeps its most recent
+    /// ``Configuration/maxMessagesPerChannel``. Unsent messages (id 0) are left out.
+    ///
+    /// A channel whose file would not change is not written.
+    /// - important: Requires disk I/O.
+    /// - Parameter messages: Messages of any channels, in any order.
+    /// - Returns: Files written or unchanged (one per channel), records left out and dropped.
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` (before anything is written), or a
+    ///   serialization or file-system error.
+    @discardableResult
+    public func save(_ messages: some Sequence<Message>) throws(FlatCacheError) -> SaveResult {
+        var result = SaveResult()
+        var channels = [RecordKey: (url: String, messages: [Message])]()
+        for message in messages {
+            guard message.messageID != 0 else {
+                result.recordsLeftOut += 1
+                continue
+            }
+            guard !message.channelURL.isEmpty else { throw .emptyChannelURL }
+            channels[RecordKey(message.channelURL), default: (message.channelURL, [])].messages.append(message)
+        }
+        for key in channels.keys.sorted() {
+            guard let (url, incoming) = channels[key] else { continue }
+            let outcome = try storage.update(try layout.messagesFile(forChannel: url), as: Message.self) {
+                cached in retained(incoming.upserted(into: cached, by: \.messageID), counting: &result)
+            }
+            result.count(outcome)
+        }
+        return result
+    }
+
+    /// The cached messages of a channel, oldest first; `[]` when none are cached.
+    ///
+    /// A file that fails its check is moved aside, logged, and read as `[]`.
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func load(in channelURL: String) throws(FlatCacheError) -> [Message] {
+        try storage.read(try layout.messagesFile(forChannel: channelURL), as: Message.self)
+    }
+
+    /// Up to `limit` cached messages created before `timestamp`: the ones
+    /// nearest to it, oldest first. Use it to page back through history.
+    ///
+    /// - Parameters:
+    ///   - timestamp: Milliseconds since 1970.
+    ///   - inclusive: Whether a message created exactly at `timestamp` counts.
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func load(
+        in channelURL: String, before timestamp: Int64, limit: Int, inclusive: Bool = false
+    ) throws(FlatCacheError) -> [Message] {
+        guard limit >= 0 else { throw .invalidLimit(limit) }
+        let older = try load(in: channelURL).filter {
+            inclusive ? $0.createdAt <= timestamp : $0.createdAt < timestamp
+        }
+        return Array(older.suffix(limit))
+    }
+
+    /// Up to `limit` cached messages created after `timestamp`: the ones
+    /// nearest to it, oldest first. Use it to page forward after a gap.
+    ///
+    /// - Parameters:
+    ///   - timestamp: Milliseconds since 1970.
+    ///   - inclusive: Whether a message created exactly at `timestamp` counts.
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func load(
+        in channelURL: String, after timestamp: Int64, limit: Int, inclusive: Bool = false
+    ) throws(FlatCacheError) -> [Message] {
+        guard limit >= 0 else { throw .invalidLimit(limit) }
+        let newer = try load(in: channelURL).filter {
+            inclusive ? $0.createdAt >= timestamp : $0.createdAt > timestamp
+        }
+        return Array(newer.prefix(limit))
+    }
+
+    /// Makes `messages` the whole cached content of a channel ("cache, then
+    /// replace by API"), keeping the most recent ones and leaving out id 0.
+    ///
+    /// An empty list leaves the channel cached as empty.
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/messageInWrongChannel(messageID:channelURL:expectedChannelURL:)``
+    ///   (before anything is written), ``FlatCacheError/emptyChannelURL``, or a serialization
+    ///   or file-system error.
+    @discardableResult
+    public func replace(_ messages: some Sequence<Message>, in channelURL: String) throws(FlatCacheError) -> SaveResult {
+        let file = try layout.messagesFile(forChannel: channelURL)
+        var result = SaveResult()
+        let fresh = try sent(messages, in: channelURL, counting: &result)
+        let kept = retained(fresh.upserted(into: [], by: \.messageID), counting: &result)
+        result.count(try storage.replace(file, with: kept))
+        return result
+    }
+
+    /// Applies a change log from the server: `updated` messages are upserted
+    /// (as by ``save(_:)``), messages with ids in `deletedMessageIDs` removed.
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/messageInWrongChannel(messageID:channelURL:expectedChannelURL:)``
+    ///   (before anything is written), ``FlatCacheError/emptyChannelURL``, or a serialization
+    ///   or file-system error.
+    @discardableResult
+    public func applyChangeLog(
+        updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Int64>, in channelURL: String
+    ) throws(FlatCacheError) -> SaveResult {
+        let file = try layout.messagesFile(forChannel: channelURL)
+        var result = SaveResult()
+        let changed = try sent(updated, in: channelURL, counting: &result)
+        let deleted = Set(deletedMessageIDs)
+        let outcome = try storage.update(file, as: Message.self) { cached in
+            let merged = changed.upserted(into: cached, by: \.messageID)
+            return retained(merged.filter { !deleted.contains($0.messageID) }, counting: &result)
+        }
+        result.count(outcome)
+        return result
+    }
+
+    /// Removes a channel's cached messages; a channel with none is fine.
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func removeAll(in channelURL: String) throws(FlatCacheError) {
+        try storage.remove(try layout.messagesFile(forChannel: channelURL))
+    }
+
+    // MARK: - Rules
+
+    /// The messages that may be cached for `channelURL`: all must belong to it; id 0 is left out.
+    private func sent(
+        _ messages: some Sequence<Message>, in channelURL: String, counting result: inout SaveResult
+    ) throws(FlatCacheError) -> [Message] {
+        let channel = RecordKey(channelURL)
+        var kept = [Message]()
+        for message in messages {
+            guard RecordKey(message.channelURL) == channel else {
+                throw .messageInWrongChannel(
+                    messageID: message.messageID, channelURL: message.channelURL, expectedChannelURL: channelURL)
+            }
+            if message.messageID == 0 {
+                result.recordsLeftOut += 1
+            } else {
+                kept.append(message)
+            }
+        }
+        return kept
+    }
+
+    /// Canonical order, and only the most recent `maxPerChannel`.
+    private func retained(_ messages: [Message], counting result: inout SaveResult) -> [Message] {
+        let ordered = CanonicalOrder.messages(messages)
+        result.recordsDropped += max(0, ordered.count - maxPerChannel)
+        return Array(ordered.suffix(maxPerChannel))
+    }
+}

@@ -1,0 +1,36 @@
+/// What a save did: files written or found unchanged, and records the
+/// caching rules kept out.
+///
+/// ```swift
+/// let result = try cache.messages.save(fetched)
+/// if result.filesUnchanged > 0 { print("nothing new for \(result.filesUnchanged) channel(s)") }
+/// ```
+public struct SaveResult: Sendable, Hashable, CustomStringConvertible {
+    /// Files replaced because their content changed.
+    public var filesWritten = 0
+    /// Files left alone because they already held exactly these bytes.
+    public var filesUnchanged = 0
+    /// Records never cached by rule: unsent messages (id 0), open channels.
+    public var recordsLeftOut = 0
+    /// Older messages dropped to keep each channel within ``Configuration/maxMessagesPerChannel``.
+    public var recordsDropped = 0
+
+    /// A result with every count at zero.
+    public init() {}
+
+    /// Whether any file was written.
+    public var wroteFiles: Bool { filesWritten > 0 }
+
+    /// A short summary, such as `1 file written, 2 unchanged, 1 left out, 0 dropped`.
+    public var description: String {
+        "\(filesWritten) file\(filesWritten == 1 ? "" : "s") written, \(filesUnchanged) unchanged, "
+            + "\(recordsLeftOut) left out, \(recordsDropped) dropped"
+    }
+
+    mutating func count(_ outcome: RecordFile.WriteOutcome) {
+        switch outcome {
+        case .written: filesWritten += 1
+        case .unchanged: filesUnchanged += 1
+        }
+    }
+}

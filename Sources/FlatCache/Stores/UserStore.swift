@@ -1,0 +1,57 @@
+/// The cached users, all in one file, ordered by user id.
+///
+/// Get it from ``ChatCache/users``.
+///
+/// ```swift
+/// try cache.users.save(members)
+/// let mina = try cache.users.user(withID: "mina")
+/// ```
+public struct UserStore<User: UserRecord>: Sendable {
+    let storage: RecordStorage
+    let layout: CacheLayout
+
+    /// Upserts users by id.
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: ``FlatCacheError/emptyUserID`` (before anything is written), or a
+    ///   serialization or file-system error.
+    @discardableResult
+    public func save(_ users: some Sequence<User>) throws(FlatCacheError) -> SaveResult {
+        let incoming = Array(users)
+        guard incoming.allSatisfy({ !$0.userID.isEmpty }) else { throw .emptyUserID }
+        var result = SaveResult()
+        let outcome = try storage.update(layout.usersFile, as: User.self) { cached in
+            CanonicalOrder.users(incoming.upserted(into: cached, by: { RecordKey($0.userID) }))
+        }
+        result.count(outcome)
+        return result
+    }
+
+    /// All cached users, by user id; `[]` when none are cached.
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: A file-system error.
+    public func load() throws(FlatCacheError) -> [User] {
+        try storage.read(layout.usersFile, as: User.self)
+    }
+
+    /// The cached user with this id, or `nil`.
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: A file-system error.
+    public func user(withID userID: String) throws(FlatCacheError) -> User? {
+        let key = RecordKey(userID)
+        return try load().first { RecordKey($0.userID) == key }
+    }
+
+    /// Removes the users with these ids; ids not cached are fine.
+    ///
+    /// - important: Requires disk I/O.
+    /// - Throws: A file-system error.
+    public func remove(userIDs: some Sequence<String>) throws(FlatCacheError) {
+        let removed = Set(userIDs.map(RecordKey.init))
+        _ = try storage.update(layout.usersFile, as: User.self) { cached in
+            cached.filter { !removed.contains(RecordKey($0.userID)) }
+        }
+    }
+}
