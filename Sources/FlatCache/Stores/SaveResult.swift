@@ -27,6 +27,26 @@ public struct SaveResult: Sendable, Hashable, CustomStringConvertible {
             + "\(recordsLeftOut) left out, \(recordsDropped) dropped"
     }
 
+    /// The counts of two saves added up.
+    ///
+    /// ```swift
+    /// var total = SaveResult()
+    /// for url in urls { total += try cache.messages.replace(fresh[url] ?? [], in: url) }
+    /// ```
+    public static func + (lhs: SaveResult, rhs: SaveResult) -> SaveResult {
+        var sum = lhs
+        sum += rhs
+        return sum
+    }
+
+    /// Adds the counts of `rhs` to `lhs`.
+    public static func += (lhs: inout SaveResult, rhs: SaveResult) {
+        lhs.filesWritten += rhs.filesWritten
+        lhs.filesUnchanged += rhs.filesUnchanged
+        lhs.recordsLeftOut += rhs.recordsLeftOut
+        lhs.recordsDropped += rhs.recordsDropped
+    }
+
     mutating func count(_ outcome: RecordFile.WriteOutcome) {
         switch outcome {
         case .written: filesWritten += 1
