@@ -31,11 +31,15 @@ import Testing
         let cache = try ChatCache(directory: folder.url)
 
         // When it is cached through the public API
-        try cache.channels.replace(with: server.channels)
-        try cache.messages.save(server.messages)
-        try cache.users.save(server.users)
+        let channels = try cache.channels.replace(with: server.channels)
+        let messages = try cache.messages.save(server.messages)
+        let users = try cache.users.save(server.users)
 
-        // Then the folder is the golden one, byte for byte
+        // Then the rules left out the open channel, its 15 messages and the unsent one
+        #expect(channels == SaveResult(filesWritten: 1, recordsLeftOut: 1))
+        #expect(messages == SaveResult(filesWritten: 5, recordsLeftOut: 16))
+        #expect(users == SaveResult(filesWritten: 1))
+        // and the folder is the golden one, byte for byte
         try GoldenFolder.assertMatches(folder.url, golden: "sample-cache")
     }
 

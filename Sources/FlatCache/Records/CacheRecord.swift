@@ -35,6 +35,15 @@ public protocol MessageRecord: CacheRecord {
     var channelURL: String { get }
     /// When the message was created, in milliseconds since 1970.
     var createdAt: Int64 { get }
+    /// Whether the message was sent in a group channel; messages of open
+    /// channels are never cached, like the channels themselves.
+    /// The default implementation returns `true`.
+    var isInGroupChannel: Bool { get }
+}
+
+extension MessageRecord {
+    /// `true`: a type that does not say is taken to be a group channel's message.
+    public var isInGroupChannel: Bool { true }
 }
 
 /// A chat channel the channel store can cache.

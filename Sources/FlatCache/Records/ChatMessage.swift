@@ -11,6 +11,8 @@ public struct ChatMessage: MessageRecord, JSONCacheRecord, Hashable {
     public var messageID: Int64
     /// The URL of the channel the message belongs to.
     public var channelURL: String
+    /// Whether that channel is a group or an open channel.
+    public var channelKind: ChatChannel.Kind
     /// When it was created, in milliseconds since 1970.
     public var createdAt: Int64
     /// When it was last edited, in milliseconds since 1970; 0 if never.
@@ -24,13 +26,18 @@ public struct ChatMessage: MessageRecord, JSONCacheRecord, Hashable {
     /// Free-form app data, often JSON.
     public var data: String
 
+    /// Whether ``channelKind`` is ``ChatChannel/Kind/group``.
+    public var isInGroupChannel: Bool { channelKind == .group }
+
     /// A message with the given fields.
     public init(
-        messageID: Int64, channelURL: String, createdAt: Int64, updatedAt: Int64 = 0,
+        messageID: Int64, channelURL: String, channelKind: ChatChannel.Kind = .group,
+        createdAt: Int64, updatedAt: Int64 = 0,
         sender: ChatUser? = nil, text: String, customType: String = "", data: String = ""
     ) {
         self.messageID = messageID
         self.channelURL = channelURL
+        self.channelKind = channelKind
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.sender = sender

@@ -15,7 +15,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
 
     /// Upserts messages: each replaces the cached one with its id or is added,
     /// grouped by channel; each channel then keeps its most recent
-    /// ``Configuration/maxMessagesPerChannel``. Unsent messages (id 0) are left out.
+    /// ``Configuration/maxMessagesPerChannel``. Unsent messages (id 0) and
+    /// messages of open channels are left out.
     ///
     /// A channel whose file would not change is not written.
     /// - important: Requires disk I/O.
@@ -28,7 +29,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         var result = SaveResult()
         var channels = [RecordKey: (url: String, messages: [Message])]()
         for message in messages {
-            guard message.messageID != 0 else {
+            guard message.messageID != 0, message.isInGroupChannel else {
                 result.recordsLeftOut += 1
                 continue
             }
@@ -91,7 +92,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     }
 
     /// Makes `messages` the whole cached content of a channel ("cache, then
-    /// replace by API"), keeping the most recent ones and leaving out id 0.
+    /// replace by API"), keeping the most recent ones and leaving out id 0
+    /// and open channels' messages.
     ///
     /// An empty list leaves the channel cached as empty.
     /// - important: Requires disk I/O.
@@ -141,7 +143,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
 
     // MARK: - Rules
 
-    /// The messages that may be cached for `channelURL`: all must belong to it; id 0 is left out.
+    /// The messages that may be cached for `channelURL`: all must belong to it;
+    /// id 0 and open channels' messages are left out.
     private func sent(
         _ messages: some Sequence<Message>, in channelURL: String, counting result: inout SaveResult
     ) throws(FlatCacheError) -> [Message] {
@@ -152,7 +155,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
                 throw .messageInWrongChannel(
                     messageID: message.messageID, channelURL: message.channelURL, expectedChannelURL: channelURL)
             }
-            if message.messageID == 0 {
+            if message.messageID == 0 || !message.isInGroupChannel {
                 result.recordsLeftOut += 1
             } else {
                 kept.append(message)

@@ -10,13 +10,18 @@ public struct SaveResult: Sendable, Hashable, CustomStringConvertible {
     public var filesWritten = 0
     /// Files left alone because they already held exactly these bytes.
     public var filesUnchanged = 0
-    /// Records never cached by rule: unsent messages (id 0), open channels.
+    /// Records never cached by rule: unsent messages (id 0), open channels and their messages.
     public var recordsLeftOut = 0
     /// Older messages dropped to keep each channel within ``Configuration/maxMessagesPerChannel``.
     public var recordsDropped = 0
 
-    /// A result with every count at zero.
-    public init() {}
+    /// A result with the given counts, zero by default.
+    public init(filesWritten: Int = 0, filesUnchanged: Int = 0, recordsLeftOut: Int = 0, recordsDropped: Int = 0) {
+        self.filesWritten = filesWritten
+        self.filesUnchanged = filesUnchanged
+        self.recordsLeftOut = recordsLeftOut
+        self.recordsDropped = recordsDropped
+    }
 
     /// Whether any file was written.
     public var wroteFiles: Bool { filesWritten > 0 }
