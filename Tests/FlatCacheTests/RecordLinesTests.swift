@@ -1,0 +1,39 @@
+@testable import FlatCache
+import Foundation
+import Testing
+
+@Suite struct RecordLinesTests {
+    @Test func encodesEachRecordAsOnePaddedBase64Line() {
+        let body = RecordLines.encode([Data("A".utf8), Data("AB".utf8), Data("ABC".utf8), Data()])
+        #expect(String(decoding: body, as: UTF8.self) == "QQ==\nQUI=\nQUJD\n\n")
+    }
+
+    @Test func decodesWhatItEncodes() throws {
+        let records = (0..<50).map { Data((0..<UInt8($0 * 5)).map { $0 &* 37 }) }
+        #expect(try RecordLines.decode(RecordLines.encode(records)) == records)
+    }
+
+    @Test func anEmptyBodyHoldsNoRecords() throws {
+        #expect(try RecordLines.decode(Data()) == [])
+        #expect(RecordLines.encode([Data]()) == Data())
+    }
+
+    @Test func rejectsATruncatedLastLine() {
+        #expect(throws: Corruption.missingFinalNewline) {
+            try RecordLines.decode(Data("QQ==\nQU".utf8))
+        }
+    }
+
+    @Test(arguments: [
+        ("QQ==\n!!!!\n", 2),  // not Base64 at all
+        ("QQ==\nQUI\n", 2),  // missing padding
+        ("QQ==\nQU I=\n", 2),  // a space inside
+        ("QQ==\r\n", 1),  // a carriage return (CRLF line ends)
+        ("QQ==\nQQ==\n\u{FF}\n", 3),  // a byte that is not ASCII
+    ])
+    func rejectsALineThatIsNotStandardBase64(body: String, line: Int) {
+        #expect(throws: Corruption.invalidBase64(line: line)) {
+            try RecordLines.decode(Data(body.utf8))
+        }
+    }
+}
