@@ -1,0 +1,184 @@
+import FlatCache
+import Foundation
+import Testing
+
+@Suite struct MessageStoreTests {
+    let folder: TemporaryFolder
+    let cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
+    let url = Fixtures.channelURL
+
+    init() throws {
+        folder = try TemporaryFolder()
+        cache = try ChatCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 5))
+    }
+
+    // MARK: - save
+
+    @Test func savedMessagesLoadBackOldestFirst() throws {
+        let messages = Fixtures.messages(3)
+        let result = try cache.messages.save(messages.reversed())
+        #expect(result == SaveResult(filesWritten: 1))
+        #expect(try cache.messages.load(in: url) == messages)
+    }
+
+    @Test func saveUpsertsByMessageID() throws {
+        // Given two cached messages
+        try cache.messages.save(Fixtures.messages(2))
+
+        // When one is edited and a new one arrives
+        var edited = Fixtures.message(2, at: 2_000, text: "edited")
+        edited.updatedAt = 9_000
+        try cache.messages.save([edited, Fixtures.message(3, at: 3_000)])
+
+        // Then the edit replaced the old version and the new one was added
+        #expect(try cache.messages.load(in: url) == [Fixtures.message(1, at: 1_000), edited, Fixtures.message(3, at: 3_000)])
+    }
+
+    @Test func theLastOfSeveralVersionsInOneSaveWins() throws {
+        try cache.messages.save([Fixtures.message(1, at: 1_000, text: "a"), Fixtures.message(1, at: 1_000, text: "b")])
+        #expect(try cache.messages.load(in: url).map(\.text) == ["b"])
+    }
+
+    @Test func messagesWithTheSameTimeAreOrderedByID() throws {
+        try cache.messages.save([Fixtures.message(9, at: 1_000), Fixtures.message(4, at: 1_000)])
+        #expect(try cache.messages.load(in: url).map(\.messageID) == [4, 9])
+    }
+
+    @Test func keepsOnlyTheMostRecentMessagesOfEachChannel() throws {
+        let result = try cache.messages.save(Fixtures.messages(8))
+        #expect(result.recordsDropped == 3)
+        #expect(try cache.messages.load(in: url).map(\.messageID) == [4, 5, 6, 7, 8])
+
+        // An old message arriving later does not push out newer ones
+        try cache.messages.save([Fixtures.message(100, at: 1)])
+        #expect(try cache.messages.load(in: url).map(\.messageID) == [4, 5, 6, 7, 8])
+    }
+
+    @Test func neverCachesAnUnsentMessage() throws {
+        let result = try cache.messages.save([Fixtures.message(0, at: 5_000), Fixtures.message(1, at: 1_000)])
+        #expect(result.recordsLeftOut == 1)
+        #expect(try cache.messages.load(in: url).map(\.messageID) == [1])
+    }
+
+    @Test func neverCachesAMessageOfAnOpenChannel() throws {
+        var open = Fixtures.message(7, at: 1_000, in: "open_lobby")
+        open.channelKind = .open
+        let result = try cache.messages.save([open])
+        #expect(result == SaveResult(recordsLeftOut: 1))
+        #expect(try cache.messages.load(in: "open_lobby") == [])
+        #expect(!FileManager.default.fileExists(atPath: folder.appending("messages").path))
+    }
+
+    @Test func groupsASaveByChannel() throws {
+        let a = Fixtures.messages(2, in: "a")
+        let b = Fixtures.messages(3, in: "b")
+        let result = try cache.messages.save(a + b)
+        #expect(result.filesWritten == 2)
+        #expect(try cache.messages.load(in: "a") == a)
+        #expect(try cache.messages.load(in: "b") == b)
+    }
+
+    @Test func savingWhatIsCachedSkipsTheWrite() throws {
+        try cache.messages.save(Fixtures.messages(3, in: "a") + Fixtures.messages(3, in: "b"))
+        let again = try cache.messages.save(Fixtures.messages(3, in: "b") + Fixtures.messages(3, in: "a"))
+        #expect(again == SaveResult(filesUnchanged: 2))
+    }
+
+    @Test func anEmptyChannelURLIsRejectedBeforeAnythingIsWritten() throws {
+        #expect(throws: FlatCacheError.self) {
+            try cache.messages.save([Fixtures.message(1, at: 1, in: "a"), Fixtures.message(2, at: 2, in: "")])
+        }
+        #expect(try cache.messages.load(in: "a") == [])
+        #expect(throws: FlatCacheError.self) { try cache.messages.load(in: "") }
+    }
+
+    // MARK: - paging
+
+    @Test func pagesBackFromATimestamp() throws {
+        try cache.messages.save(Fixtures.messages(5))
+        #expect(try cache.messages.load(in: url, before: 4_000, limit: 2).map(\.messageID) == [2, 3])
+        #expect(try cache.messages.load(in: url, before: 4_000, limit: 2, inclusive: true).map(\.messageID) == [3, 4])
+        #expect(try cache.messages.load(in: url, before: 1_000, limit: 10) == [])
+        #expect(try cache.messages.load(in: url, before: 9_999, limit: 0) == [])
+    }
+
+    @Test func pagesForwardFromATimestamp() throws {
+        try cache.messages.save(Fixtures.messages(5))
+        #expect(try cache.messages.load(in: url, after: 2_000, limit: 2).map(\.messageID) == [3, 4])
+        #expect(try cache.messages.load(in: url, after: 2_000, limit: 2, inclusive: true).map(\.messageID) == [2, 3])
+        #expect(try cache.messages.load(in: url, after: 5_000, limit: 10) == [])
+    }
+
+    @Test func aNegativeLimitIsRejected() throws {
+        #expect(throws: FlatCacheError.self) { try cache.messages.load(in: url, before: 0, limit: -1) }
+        #expect(throws: FlatCacheError.self) { try cache.messages.load(in: url, after: 0, limit: -1) }
+    }
+
+    // MARK: - replace
+
+    @Test func replaceMakesTheListTheWholeContent() throws {
+        try cache.messages.save(Fixtures.messages(5))
+        let fresh = [Fixtures.message(10, at: 10_000), Fixtures.message(0, at: 11_000)]
+        let result = try cache.messages.replace(fresh, in: url)
+        #expect(result == SaveResult(filesWritten: 1, recordsLeftOut: 1))
+        #expect(try cache.messages.load(in: url).map(\.messageID) == [10])
+    }
+
+    @Test func replaceWithTheCachedListSkipsTheWrite() throws {
+        try cache.messages.save(Fixtures.messages(4))
+        #expect(try cache.messages.replace(Fixtures.messages(4).reversed(), in: url) == SaveResult(filesUnchanged: 1))
+    }
+
+    @Test func replaceKeepsTheMostRecent() throws {
+        let result = try cache.messages.replace(Fixtures.messages(7), in: url)
+        #expect(result.recordsDropped == 2)
+        #expect(try cache.messages.load(in: url).map(\.messageID) == [3, 4, 5, 6, 7])
+    }
+
+    @Test func replaceWithNothingLeavesTheChannelEmpty() throws {
+        try cache.messages.save(Fixtures.messages(2))
+        try cache.messages.replace([], in: url)
+        #expect(try cache.messages.load(in: url) == [])
+    }
+
+    @Test func replaceRejectsAMessageOfAnotherChannel() throws {
+        try cache.messages.save(Fixtures.messages(2))
+        #expect(throws: FlatCacheError.self) {
+            try cache.messages.replace([Fixtures.message(1, at: 1, in: "elsewhere")], in: url)
+        }
+        #expect(try cache.messages.load(in: url) == Fixtures.messages(2))
+    }
+
+    // MARK: - change logs
+
+    @Test func appliesUpdatesAndDeletions() throws {
+        try cache.messages.save(Fixtures.messages(4))
+        var edited = Fixtures.message(2, at: 2_000, text: "edited")
+        edited.updatedAt = 5_000
+        let result = try cache.messages.applyChangeLog(updated: [edited], deletedMessageIDs: [3, 99], in: url)
+        #expect(result == SaveResult(filesWritten: 1))
+        #expect(try cache.messages.load(in: url) == [Fixtures.message(1, at: 1_000), edited, Fixtures.message(4, at: 4_000)])
+    }
+
+    @Test func anEmptyChangeLogWritesNothing() throws {
+        try cache.messages.save(Fixtures.messages(2))
+        #expect(try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [], in: url) == SaveResult(filesUnchanged: 1))
+    }
+
+    @Test func aChangeLogRejectsAMessageOfAnotherChannel() throws {
+        #expect(throws: FlatCacheError.self) {
+            try cache.messages.applyChangeLog(
+                updated: [Fixtures.message(1, at: 1, in: "elsewhere")], deletedMessageIDs: [], in: url)
+        }
+    }
+
+    // MARK: - remove
+
+    @Test func removeAllInAChannelLeavesOthers() throws {
+        try cache.messages.save(Fixtures.messages(2, in: "a") + Fixtures.messages(2, in: "b"))
+        try cache.messages.removeAll(in: "a")
+        try cache.messages.removeAll(in: "never-cached")
+        #expect(try cache.messages.load(in: "a") == [])
+        #expect(try cache.messages.load(in: "b") == Fixtures.messages(2, in: "b"))
+    }
+}

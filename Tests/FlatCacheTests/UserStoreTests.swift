@@ -1,0 +1,51 @@
+import FlatCache
+import Foundation
+import Testing
+
+@Suite struct UserStoreTests {
+    let folder: TemporaryFolder
+    let cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
+
+    init() throws {
+        folder = try TemporaryFolder()
+        cache = try ChatCache(directory: folder.url)
+    }
+
+    @Test func savesUpsertsAndLoadsByUserID() throws {
+        try cache.users.save([ChatUser(userID: "zoe", nickname: "Zoë"), ChatUser(userID: "al", nickname: "Al")])
+        try cache.users.save([ChatUser(userID: "zoe", nickname: "Zoë S."), ChatUser(userID: "mo", nickname: "Mo")])
+        #expect(try cache.users.load().map(\.nickname) == ["Al", "Mo", "Zoë S."])
+    }
+
+    @Test func looksOneUpByID() throws {
+        try cache.users.save([Fixtures.mina])
+        #expect(try cache.users.user(withID: "mina") == Fixtures.mina)
+        #expect(try cache.users.user(withID: "nobody") == nil)
+    }
+
+    @Test func removesUsers() throws {
+        try cache.users.save([ChatUser(userID: "a", nickname: "A"), ChatUser(userID: "b", nickname: "B")])
+        try cache.users.remove(userIDs: ["a", "not-cached"])
+        #expect(try cache.users.load().map(\.userID) == ["b"])
+    }
+
+    @Test func savingTheSameUsersSkipsTheWrite() throws {
+        try cache.users.save([Fixtures.mina])
+        #expect(try cache.users.save([Fixtures.mina]) == SaveResult(filesUnchanged: 1))
+    }
+
+    @Test func anEmptyUserIDIsRejectedBeforeAnythingIsWritten() throws {
+        #expect(throws: FlatCacheError.self) {
+            try cache.users.save([Fixtures.mina, ChatUser(userID: "", nickname: "?")])
+        }
+        #expect(try cache.users.load() == [])
+    }
+
+    @Test func idsThatLookAlikeStayApart() throws {
+        // "é" precomposed and decomposed are equal Swift strings but different ids
+        let composed = ChatUser(userID: "jos\u{E9}", nickname: "one")
+        let decomposed = ChatUser(userID: "jose\u{301}", nickname: "two")
+        try cache.users.save([composed, decomposed, ChatUser(userID: "JOSÉ", nickname: "three")])
+        #expect(try cache.users.load().count == 3)
+    }
+}
