@@ -1,0 +1,143 @@
+import FlatCache
+import Foundation
+import Testing
+
+@Suite struct ChatCacheTests {
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
+
+    // MARK: - Opening
+
+    @Test func createsAMissingFolderAndMarksIt() throws {
+        let directory = folder.appending("nested/chat cache")
+        _ = try ChatCache(directory: directory)
+        #expect(try String(contentsOf: directory.appendingPathComponent("format"), encoding: .utf8) == "flatcache 1\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["format"])
+    }
+
+    @Test func reopensItsOwnFolder() throws {
+        try ChatCache(directory: folder.url).users.save([Fixtures.mina])
+        #expect(try ChatCache(directory: folder.url).users.load() == [Fixtures.mina])
+    }
+
+    @Test func refusesANewerFormat() throws {
+        try Data("flatcache 2\n".utf8).write(to: folder.appending("format"))
+        #expect {
+            try ChatCache(directory: folder.url)
+        } throws: { error in
+            guard case FlatCacheError.unsupportedFormat(let marker, _) = error else { return false }
+            return marker == "flatcache 2"
+        }
+    }
+
+    @Test(arguments: ["", "flatcache\n", "flatcache 1", "flatcache 01\n", "something else\n"])
+    func refusesAMarkerItDoesNotKnow(marker: String) throws {
+        try Data(marker.utf8).write(to: folder.appending("format"))
+        #expect(throws: FlatCacheError.self) { try ChatCache(directory: folder.url) }
+    }
+
+    @Test func refusesAFile() throws {
+        let file = folder.appending("not-a-folder")
+        try Data("x".utf8).write(to: file)
+        #expect {
+            try ChatCache(directory: file)
+        } throws: { error in
+            guard case FlatCacheError.notADirectory = error else { return false }
+            return true
+        }
+    }
+
+    @Test func refusesSomeoneElsesFolder() throws {
+        try Data("my notes".utf8).write(to: folder.appending("notes.txt"))
+        #expect {
+            try ChatCache(directory: folder.url)
+        } throws: { error in
+            guard case FlatCacheError.notACacheDirectory = error else { return false }
+            return true
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appending("format").path))
+    }
+
+    @Test func acceptsAFolderWithOnlyHiddenFiles() throws {
+        try Data().write(to: folder.appending(".DS_Store"))
+        _ = try ChatCache(directory: folder.url)
+    }
+
+    @Test func reportsAFolderThatCannotBeCreated() throws {
+        // Tests run as root here, where permission bits stop nothing; a file in the path does.
+        try Data("x".utf8).write(to: folder.appending("file"))
+        #expect {
+            try ChatCache(directory: folder.appending("file/cache"))
+        } throws: { error in
+            // It names the file that is in the way.
+            guard case FlatCacheError.fileSystem(.createDirectory, let path, .ENOTDIR) = error else { return false }
+            return path.hasSuffix("/file")
+        }
+    }
+
+    @Test func reportsAWriteThatFails() throws {
+        // Given a cache whose messages folder is blocked by a file
+        let cache = try ChatCache(directory: folder.url)
+        try Data("x".utf8).write(to: folder.appending("messages"))
+
+        // Then a message save fails with a typed error naming the path, and other stores still work
+        #expect {
+            try cache.messages.save(Fixtures.messages(1))
+        } throws: { error in
+            guard case FlatCacheError.fileSystem(_, let path, _) = error else { return false }
+            return path.contains("/messages")
+        }
+        try cache.users.save([Fixtures.mina])
+    }
+
+    @Test func rejectsAConfigurationOutOfRange() throws {
+        #expect(throws: FlatCacheError.self) {
+            try ChatCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 0))
+        }
+    }
+
+    // MARK: - Durability
+
+    @Test func synchronizedWritesGiveTheSameBytes() throws {
+        let fast = try ChatCache(directory: folder.appending("fast"))
+        let durable = try ChatCache(
+            directory: folder.appending("durable"), configuration: Configuration(durability: .synchronized))
+        for cache in [fast, durable] {
+            try cache.messages.save(Fixtures.messages(3))
+            try cache.users.save([Fixtures.mina])
+        }
+        #expect(try GoldenFolder.differences(between: folder.appending("fast"), and: folder.appending("durable")).isEmpty)
+    }
+
+    // MARK: - removeAll
+
+    @Test func removeAllEmptiesTheCacheButKeepsItACache() throws {
+        // Given a cache with everything in it, including a quarantined file
+        let cache = try ChatCache(directory: folder.url, configuration: Configuration(logger: LogRecorder().logger))
+        try cache.channels.replace(with: [Fixtures.channel("a", lastMessageAt: 1)])
+        try cache.messages.save(Fixtures.messages(3, in: "a"))
+        try cache.users.save([Fixtures.mina])
+        try Data("garbage\n".utf8).write(to: folder.appending("users.lines"))
+        _ = try cache.users.load()
+
+        // When the user logs out
+        try cache.removeAll()
+
+        // Then only the marker is left, and the cache still works
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["format"])
+        try cache.users.save([Fixtures.mina])
+        #expect(try cache.users.load() == [Fixtures.mina])
+    }
+
+    // MARK: - Errors read as sentences
+
+    @Test func errorsSayWhatWentWrong() {
+        #expect("\(FlatCacheError.emptyChannelURL)" == "A channel URL must not be empty.")
+        #expect("\(FlatCacheError.fileSystem(.write, path: "/c/users.lines", code: .ENOSPC))"
+            == "Could not write /c/users.lines: No space left on device.")
+        #expect("\(FlatCacheError.invalidLimit(-3))" == "A page limit must be 0 or more, not -3.")
+    }
+}
