@@ -53,6 +53,22 @@ import Testing
         #expect(try file.read() == .records(records.reversed()))
     }
 
+    @Test func replacesByRenameSoAReaderOfTheOldFileSeesItWhole() throws {
+        // Given a reader that opened the current file
+        _ = try file.write(records, synchronized: false)
+        let oldBytes = try Data(contentsOf: URL(fileURLWithPath: file.path))
+        let reader = try FileHandle(forReadingFrom: URL(fileURLWithPath: file.path))
+        defer { try? reader.close() }
+        let oldInode = try inode(file.path)
+
+        // When new content is written
+        _ = try file.write([Data(repeating: 7, count: 10_000)], synchronized: false)
+
+        // Then the path names a new file, and the reader still has the whole old one
+        #expect(try inode(file.path) != oldInode)
+        #expect(try reader.readToEnd() == oldBytes)
+    }
+
     @Test func rewritesWhenTheDataFileWasRemovedButTheSidecarMatches() throws {
         _ = try file.write(records, synchronized: false)
         try FileManager.default.removeItem(atPath: file.path)
