@@ -54,12 +54,13 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     // models' overload (in the extension below) cannot call itself.
     fileprivate init(opening directory: URL, configuration: Configuration) throws(FlatCacheError) {
         try configuration.validate()
-        let layout = CacheLayout(root: directory.path)
         let synchronized = configuration.durability == .synchronized
-        try FormatMarker.prepare(layout, directory: directory, synchronized: synchronized)
+        try FormatMarker.prepare(CacheLayout(root: directory.path), directory: directory, synchronized: synchronized)
+        // One spelling per file (no links, no "..") so every instance picks the same lock for it.
+        let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path))
         let storage = RecordStorage(
             synchronized: synchronized, quarantine: layout.quarantine,
-            logger: configuration.logger, locks: LockStripes())
+            logger: configuration.logger, locks: LockStripes.shared(forFolder: layout.root))
         self.directory = directory
         self.configuration = configuration
         self.layout = layout

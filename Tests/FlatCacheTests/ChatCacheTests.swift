@@ -66,6 +66,42 @@ import Testing
         _ = try ChatCache(directory: folder.url)
     }
 
+    @Test func aFolderWithOnlyItsOwnFilesGetsItsMarkerBack() throws {
+        // Given a cache whose marker is gone (a crash between creating the folder and marking it)
+        try ChatCache(directory: folder.url).users.save([Fixtures.mina])
+        try FileManager.default.removeItem(at: folder.appending("format"))
+
+        // Then it opens, with its data, and is marked again
+        #expect(try ChatCache(directory: folder.url).users.load() == [Fixtures.mina])
+        #expect(FileManager.default.fileExists(atPath: folder.appending("format").path))
+    }
+
+    @Test func survivesItsFolderBeingRemovedFromOutside() throws {
+        // Given an open cache whose folder is deleted behind its back
+        let directory = folder.appending("cache")
+        let cache = try ChatCache(directory: directory)
+        try cache.messages.save(Fixtures.messages(2))
+        try FileManager.default.removeItem(at: directory)
+
+        // When it is used again: a miss, then a save recreates the folder
+        #expect(try cache.messages.load(in: Fixtures.channelURL) == [])
+        try cache.messages.save(Fixtures.messages(3))
+
+        // Then the app's next launch opens it normally
+        #expect(try ChatCache(directory: directory).messages.load(in: Fixtures.channelURL) == Fixtures.messages(3))
+    }
+
+    @Test func opensThroughSymbolicLinksToFolders() throws {
+        // Like /tmp -> /private/tmp on macOS: a link as the folder, and as an ancestor of a new folder
+        let real = folder.appending("real")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(at: folder.appending("link"), withDestinationURL: real)
+        try ChatCache(directory: folder.appending("link")).users.save([Fixtures.mina])
+        try ChatCache(directory: folder.appending("link/nested/cache")).users.save([Fixtures.mina])
+        #expect(FileManager.default.fileExists(atPath: real.appendingPathComponent("users.lines").path))
+        #expect(FileManager.default.fileExists(atPath: real.appendingPathComponent("nested/cache/users.lines").path))
+    }
+
     @Test func reportsAFolderThatCannotBeCreated() throws {
         // Tests run as root here, where permission bits stop nothing; a file in the path does.
         try Data("x".utf8).write(to: folder.appending("file"))

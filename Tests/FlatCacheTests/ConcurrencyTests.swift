@@ -92,6 +92,32 @@ import Testing
         }
     }
 
+    @Test func twoInstancesOnOneFolderAreAsSafeAsOne() async throws {
+        // Given two ChatCache objects opened on the same folder (one by a relative-looking path)
+        let other = try ChatCache(
+            directory: folder.url.appendingPathComponent("messages/..", isDirectory: true),
+            configuration: Configuration(maxMessagesPerChannel: 10_000, logger: recorder.logger))
+        let caches = [cache, other]
+
+        // When both upsert into one channel at once
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in 0..<25 {
+                        let id = Int64(worker * 100 + index + 1)
+                        try caches[worker % 2].messages.save([Fixtures.message(id, at: id)])
+                        _ = try caches[(worker + 1) % 2].messages.load(in: Fixtures.channelURL)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+
+        // Then nothing was lost and nothing was taken for corrupt
+        #expect(try other.messages.load(in: Fixtures.channelURL).count == 200)
+        #expect(recorder.entries.isEmpty)
+    }
+
     @Test func theCacheIsUsableFromADetachedTask() async throws {
         // Compiles only because ChatCache is Sendable.
         let cache = self.cache

@@ -114,6 +114,20 @@ import Testing
         try expectMissQuarantineLogAndHeal(reason: "not a regular file")
     }
 
+    @Test func aFolderInPlaceOfTheSidecarIsCaught() throws {
+        let sidecar = sidecar(of: try messagesFile())
+        try FileManager.default.removeItem(at: sidecar)
+        try FileManager.default.createDirectory(at: sidecar, withIntermediateDirectories: false)
+        try expectMissQuarantineLogAndHeal(reason: "not a regular file")
+    }
+
+    @Test func aFIFOInPlaceOfTheDataFileDoesNotBlockTheLoad() throws {
+        let file = try messagesFile()
+        try FileManager.default.removeItem(at: file)
+        #expect(mkfifo(file.path, 0o644) == 0)
+        try expectMissQuarantineLogAndHeal(reason: "not a regular file")
+    }
+
     @Test func aCorruptChannelListIsAMissAndHeals() throws {
         try cache.channels.replace(with: [Fixtures.channel("a", lastMessageAt: 1)])
         try Data("\u{0}\u{1}garbage".utf8).write(to: folder.appending("channels.lines"))

@@ -20,6 +20,12 @@ struct CacheLayout: Sendable {
         self.root = root
     }
 
+    /// The names FlatCache itself puts at the root, besides the marker.
+    var ownNames: Set<String> {
+        let files = [channelsFile, usersFile].map(\.name)
+        return Set(files + files.map { $0 + ".sha256" } + ["messages", "quarantine"])
+    }
+
     /// The format marker file.
     var formatMarkerPath: String { root + "/format" }
 

@@ -3,7 +3,10 @@ import Foundation
 /// The `format` file at a cache's root: `flatcache 1\n`.
 ///
 /// Written on first open; a folder marked with another version is refused,
-/// and so is a non-empty folder with no marker (it is someone else's).
+/// and so is a folder holding other files and no marker (it is someone else's).
+/// A folder holding only FlatCache's own files gets its marker (back): the
+/// cache folder was removed from outside and recreated by a save, or a crash
+/// came between creating the folder and marking it.
 enum FormatMarker {
     /// The on-disk format version this build reads and writes.
     static let currentVersion = 1
@@ -16,7 +19,7 @@ enum FormatMarker {
     /// Creates the folder when missing, writes the marker into an empty folder,
     /// and accepts a folder whose marker matches.
     static func prepare(_ layout: CacheLayout, directory: URL, synchronized: Bool) throws(FlatCacheError) {
-        switch try FileSystem.entry(at: layout.root) {
+        switch try FileSystem.entry(at: layout.root, followingLinks: true) {
         case .file, .other: throw .notADirectory(directory)
         case .missing: try FileSystem.createDirectory(at: layout.root)
         case .directory: break
@@ -30,8 +33,10 @@ enum FormatMarker {
             return
         }
         // Hidden names (a crash's temporary files, .DS_Store) do not make a folder someone else's.
-        let visible = try FileSystem.contentsOfDirectory(at: layout.root).filter { !$0.hasPrefix(".") }
-        guard visible.isEmpty else { throw .notACacheDirectory(directory) }
+        let foreign = try FileSystem.contentsOfDirectory(at: layout.root).filter {
+            !$0.hasPrefix(".") && !layout.ownNames.contains($0)
+        }
+        guard foreign.isEmpty else { throw .notACacheDirectory(directory) }
         try FileSystem.replaceFile(at: layout.formatMarkerPath, with: contents, synchronized: synchronized)
     }
 }

@@ -13,7 +13,7 @@ enum Corruption: Error, Equatable, CustomStringConvertible {
     case invalidBase64(line: Int)
     /// A line's bytes did not make a record: the record type's initializer threw.
     case undecodableRecord(line: Int, reason: String)
-    /// The path holds a folder, link or device where a data file belongs.
+    /// A folder, link or device stands where the data file or its sidecar belongs.
     case notARegularFile
 
     var description: String {
@@ -25,7 +25,7 @@ enum Corruption: Error, Equatable, CustomStringConvertible {
         case .missingFinalNewline: "its last line is cut short (no final newline)"
         case .invalidBase64(let line): "line \(line) is not valid Base64"
         case .undecodableRecord(let line, let reason): "line \(line) does not decode: \(reason)"
-        case .notARegularFile: "it is not a regular file"
+        case .notARegularFile: "it or its sidecar is not a regular file"
         }
     }
 }

@@ -23,10 +23,11 @@ enum FileSystem {
         case other
     }
 
-    /// What `path` names.
-    static func entry(at path: String) throws(FlatCacheError) -> Entry {
+    /// What `path` names. A final symbolic link is not followed (it is `.other`)
+    /// unless `followingLinks`, as where a folder is expected.
+    static func entry(at path: String, followingLinks: Bool = false) throws(FlatCacheError) -> Entry {
         var info = stat()
-        guard lstat(path, &info) == 0 else {
+        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { return .missing }
             throw failure(.read, path, code)
@@ -41,9 +42,11 @@ enum FileSystem {
     /// The whole contents of the file at `path`, or `nil` when there is none.
     ///
     /// One `open`, one `fstat` and reads into a buffer of the file's size.
-    /// A final symbolic link is not followed (it reads as an `open` failure).
+    /// A final symbolic link is not followed: it fails with `ELOOP`; a folder,
+    /// FIFO or device fails with `EISDIR` (see ``isNotARegularFile(_:)``).
     static func contentsOfFile(at path: String) throws(FlatCacheError) -> Data? {
-        let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        // O_NONBLOCK: a FIFO planted at the path must not block the open (regular files ignore it).
+        let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         guard let descriptor else {
             let code = errno
             if code == ENOENT { return nil }
@@ -118,6 +121,19 @@ enum FileSystem {
         if synchronized { try synchronizeDirectory(at: parent(of: path)) }
     }
 
+    /// Whether `error` says a path held a link, folder or device where a regular file belongs.
+    static func isNotARegularFile(_ error: FlatCacheError) -> Bool {
+        guard case .fileSystem(_, _, let code) = error else { return false }
+        return code == .ELOOP || code == .EISDIR
+    }
+
+    /// The absolute path with every symbolic link and `.`/`..` resolved, for an existing path.
+    static func canonicalPath(of path: String) throws(FlatCacheError) -> String {
+        guard let resolved = realpath(path, nil) else { throw failure(.read, path, errno) }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Removes the file at `path`; a file that is already gone is fine.
     static func removeFile(at path: String) throws(FlatCacheError) {
         guard unlink(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
@@ -144,7 +160,8 @@ enum FileSystem {
 
     /// Creates the folder at `path` and any missing parents; an existing folder is fine.
     static func createDirectory(at path: String) throws(FlatCacheError) {
-        switch try entry(at: path) {
+        // Follow links: an ancestor such as /tmp may be a link to a folder (/private/tmp on macOS).
+        switch try entry(at: path, followingLinks: true) {
         case .directory: return
         case .file, .other: throw failure(.createDirectory, path, ENOTDIR)
         case .missing: break

@@ -14,6 +14,22 @@ final class LockStripes: Sendable {
         locks = (0..<count).map { _ in NSLock() }
     }
 
+    /// The stripes of the cache folder at `canonicalRoot`, shared by every
+    /// ``ChatCache`` this process opens on it, so two instances on one folder
+    /// are as safe as one.
+    static func shared(forFolder canonicalRoot: String) -> LockStripes {
+        registryLock.withLock {
+            if let stripes = registry[canonicalRoot] { return stripes }
+            let stripes = LockStripes()
+            registry[canonicalRoot] = stripes
+            return stripes
+        }
+    }
+
+    private static let registryLock = NSLock()
+    // Guarded by registryLock. A few dozen bytes per folder ever opened; never freed.
+    nonisolated(unsafe) private static var registry = [String: LockStripes]()
+
     /// Runs `body` holding the stripe for `path`.
     func withLock<T, E: Error>(for path: String, _ body: () throws(E) -> T) throws(E) -> T {
         let lock = locks[stripe(for: path)]

@@ -35,15 +35,17 @@ struct RecordFile: Sendable, Hashable {
     ///
     /// - Throws: ``FlatCacheError/fileSystem(_:path:code:)`` when a file cannot be read.
     func read() throws(FlatCacheError) -> Contents {
-        let data: Data?
+        let data: Data
+        let sidecar: Data
         do {
-            data = try FileSystem.contentsOfFile(at: path)
-        } catch .fileSystem(_, _, let code) where code == .ELOOP || code == .EISDIR {
+            guard let found = try FileSystem.contentsOfFile(at: path) else { return .missing }
+            data = found
+            guard let foundSidecar = try FileSystem.contentsOfFile(at: sidecarPath) else {
+                return .corrupt(.missingSidecar)
+            }
+            sidecar = foundSidecar
+        } catch where FileSystem.isNotARegularFile(error) {
             return .corrupt(.notARegularFile)
-        }
-        guard let data else { return .missing }
-        guard let sidecar = try FileSystem.contentsOfFile(at: sidecarPath) else {
-            return .corrupt(.missingSidecar)
         }
         do throws(Corruption) {
             let recorded = try Sidecar.digest(in: sidecar, name: name)
@@ -83,8 +85,8 @@ struct RecordFile: Sendable, Hashable {
         guard try FileSystem.entry(at: path) == .file(size: body.count) else { return false }
         do {
             return try FileSystem.contentsOfFile(at: sidecarPath) == sidecar
-        } catch .fileSystem(_, _, let code) where code == .ELOOP || code == .EISDIR {
-            return false  // a folder or link where the sidecar belongs: the write replaces it
+        } catch where FileSystem.isNotARegularFile(error) {
+            return false  // a link where the sidecar belongs: the write replaces it
         }
     }
 }
