@@ -92,7 +92,8 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
         _ = try storage.update(layout.channelsFile, as: Channel.self) { cached in
             cached.filter { RecordKey($0.channelURL) != key }
         }
-        // After the channel: a crash in between leaves only unreachable messages, never a channel without its file's check.
+        // Messages after the channel: a crash in between leaves messages that no listed
+        // channel shows (removed by the next remove or removeAll), never a broken file.
         try storage.remove(messagesFile)
     }
 
