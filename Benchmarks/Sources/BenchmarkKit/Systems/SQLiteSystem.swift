@@ -1,0 +1,119 @@
+import FlatCache
+import Foundation
+import GRDB
+
+/// The "advanced" guide's SQLite cache through GRDB: a message table keyed by
+/// id with an index on channel and time, WAL, one transaction per channel.
+/// Payloads are the same serialized records FlatCache stores.
+package final class SQLiteSystem: CacheSystem {
+    private let path: String
+    private let configuration: GRDB.Configuration
+    private let database: DatabaseQueue
+
+    package init(folder: URL, durable: Bool) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        path = folder.appendingPathComponent("cache.sqlite").path
+        var configuration = GRDB.Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durable ? "FULL" : "OFF")")
+        }
+        self.configuration = configuration
+        database = try DatabaseQueue(path: path, configuration: configuration)
+        try database.writeWithoutTransaction { db in
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS message (
+                    message_id INTEGER PRIMARY KEY, channel_url TEXT NOT NULL,
+                    message_ts INTEGER NOT NULL, payload BLOB NOT NULL);
+                CREATE INDEX IF NOT EXISTS message_channel_ts ON message(channel_url, message_ts);
+                CREATE TABLE IF NOT EXISTS channel (
+                    channel_url TEXT PRIMARY KEY, last_message_ts INTEGER NOT NULL, payload BLOB NOT NULL);
+                """)
+        }
+    }
+
+    package func saveEverything(_ workload: Workload) throws {
+        try database.write { db in
+            let statement = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO channel (channel_url, last_message_ts, payload) VALUES (?, ?, ?)")
+            for channel in workload.channels {
+                try statement.execute(arguments: [channel.channelURL, channel.lastMessageAt, try channel.serialize()])
+            }
+        }
+        for messages in workload.messages {
+            try database.write { db in try Self.upsert(messages, in: db) }
+        }
+    }
+
+    package func loadEveryChannel(_ urls: [String]) throws -> Int {
+        try database.read { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT payload FROM message WHERE channel_url = ? ORDER BY message_ts, message_id")
+            var total = 0
+            for url in urls {
+                total += try Self.decode(Row.fetchCursor(statement, arguments: [url])).count
+            }
+            return total
+        }
+    }
+
+    package func upsert(_ messages: [ChatMessage]) throws {
+        for message in messages {
+            try database.write { db in try Self.upsert([message], in: db) }
+        }
+    }
+
+    package func apply(_ changeLogs: [ChangeLog]) throws {
+        for log in changeLogs {
+            try database.write { db in
+                try Self.upsert(log.updated, in: db)
+                let delete = try db.cachedStatement(sql: "DELETE FROM message WHERE message_id = ?")
+                for id in log.deleted { try delete.execute(arguments: [id]) }
+            }
+        }
+    }
+
+    package func loadPages(_ queries: [PageQuery]) throws -> Int {
+        try database.read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT payload FROM message WHERE channel_url = ? AND message_ts < ?
+                ORDER BY message_ts DESC, message_id DESC LIMIT 30
+                """)
+            var total = 0
+            for query in queries {
+                let page = try Self.decode(Row.fetchCursor(statement, arguments: [query.channelURL, query.before]))
+                total += page.reversed().count
+            }
+            return total
+        }
+    }
+
+    package func openAndLoadChannelList() throws -> Int {
+        let fresh = try DatabaseQueue(path: path, configuration: configuration)
+        return try fresh.read { db in
+            let rows = try Row.fetchCursor(db, sql: "SELECT payload FROM channel ORDER BY last_message_ts DESC, channel_url")
+            var channels = [ChatChannel]()
+            while let row = try rows.next() {
+                channels.append(try row.withUnsafeData(atIndex: 0) { try ChatChannel(serializedData: $0 ?? Data()) })
+            }
+            return channels.count
+        }
+    }
+
+    private static func upsert(_ messages: [ChatMessage], in db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO message (message_id, channel_url, message_ts, payload) VALUES (?, ?, ?, ?)")
+        for message in messages {
+            try statement.execute(arguments: [message.messageID, message.channelURL, message.createdAt, try message.serialize()])
+        }
+    }
+
+    /// Decodes each row's payload without copying it out of SQLite first (GRDB's fastest path).
+    private static func decode(_ rows: RowCursor) throws -> [ChatMessage] {
+        var messages = [ChatMessage]()
+        while let row = try rows.next() {
+            messages.append(try row.withUnsafeData(atIndex: 0) { try ChatMessage(serializedData: $0 ?? Data()) })
+        }
+        return messages
+    }
+}

@@ -1,0 +1,153 @@
+import BenchmarkKit
+import Foundation
+
+/// The whole run as Markdown: machine, tables with ratios, limits, memory, targets.
+struct Report {
+    let rounds: Int
+    var codec = CodecComparison()
+    var workloads = [WorkloadResult]()
+
+    /// One target, checked on one measurement.
+    struct Target {
+        let text: String
+        let measured: Double
+        let limit: Double
+        let atLeast: Bool
+        var met: Bool { atLeast ? measured >= limit : measured <= limit }
+    }
+
+    var targets: [Target] {
+        workloads.flatMap { result -> [Target] in
+            let name = result.workload.name
+            var targets = [Target]()
+            func ratio(_ operation: Operation, durable: Bool, _ other: SystemKind) -> Double? {
+                guard let row = result.timings[.init(operation: operation, durable: durable)],
+                    let mine = row[.flatCache]?.median, let theirs = row[other]?.median
+                else { return nil }
+                return mine / theirs
+            }
+            for durable in [false, true] {
+                let label = durable ? "durable" : "fast"
+                let pairs: [(Operation, SystemKind, Double)] = [
+                    (.load, .sqlite, 0.5), (.load, .handWritten, 0.3),
+                    (.resave, .sqlite, 0.5), (.resave, .handWritten, 0.3),
+                    (.coldSave, .sqlite, 0.7), (.upsert, .handWritten, 0.2),
+                ]
+                for (operation, other, limit) in pairs where operation.writes || !durable {
+                    guard let value = ratio(operation, durable: durable, other) else { continue }
+                    let suffix = operation.writes ? ", \(label)" : ""
+                    targets.append(Target(
+                        text: "\(name): \(operation.rawValue)\(suffix), FlatCache / \(other.rawValue) <= \(limit)",
+                        measured: value, limit: limit, atLeast: false))
+                }
+            }
+            if let load = result.engine["engine load"]?.median, let sha = result.engine["sha256"]?.median,
+                let decode = result.engine["base64 decode"]?.median
+            {
+                targets.append(Target(
+                    text: "\(name): engine load, share of SHA256 + Base64-decode throughput >= 0.7",
+                    measured: (sha + decode) / load, limit: 0.7, atLeast: true))
+            }
+            if let resave = result.engine["engine re-save"]?.median, let sha = result.engine["sha256"]?.median,
+                let encode = result.engine["base64 encode"]?.median
+            {
+                targets.append(Target(
+                    text: "\(name): engine unchanged re-save, share of SHA256 + Base64-encode throughput >= 0.7",
+                    measured: (sha + encode) / resave, limit: 0.7, atLeast: true))
+            }
+            return targets
+        }
+    }
+
+    var allTargetsMet: Bool { targets.allSatisfy(\.met) }
+
+    var markdown: String {
+        var out = [String]()
+        out.append("## Machine\n")
+        out.append("\(ProcessInfo.processInfo.activeProcessorCount) cores, "
+            + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB, \(Self.cpuName), "
+            + "\(ProcessInfo.processInfo.operatingSystemVersionString). Medians of \(rounds) rounds after 1 warm-up "
+            + "(min–max in brackets), systems interleaved round by round.\n")
+        for result in workloads { out.append(contentsOf: table(result)) }
+        out.append(contentsOf: codecTable)
+        out.append("## Targets\n")
+        for target in targets {
+            out.append("- \(target.met ? "met" : "MISSED"): \(target.text): \(String(format: "%.2f", target.measured))")
+        }
+        return out.joined(separator: "\n")
+    }
+
+    private func table(_ result: WorkloadResult) -> [String] {
+        let w = result.workload
+        var out = ["## Workload \(w.name): \(w.channels.count) channels x \(w.messageCount / max(1, w.channels.count)) messages\n"]
+        out.append("\(w.messageCount) messages; FlatCache's message files hold \(Self.megabytes(result.linesBytes)).\n")
+        out.append("| operation | durability | FlatCache | SQLite (GRDB) | hand-written | FlatCache / SQLite | FlatCache / hand-written |")
+        out.append("|---|---|---|---|---|---|---|")
+        for operation in Operation.allCases {
+            for durable in operation.writes ? [false, true] : [false] {
+                guard let row = result.timings[.init(operation: operation, durable: durable)] else { continue }
+                let cells = SystemKind.allCases.map { row[$0]?.summary ?? "–" }
+                let mine = row[.flatCache]?.median ?? .nan
+                let ratios = [SystemKind.sqlite, .handWritten].map { String(format: "%.2fx", mine / (row[$0]?.median ?? .nan)) }
+                let durability = operation.writes ? (durable ? "on" : "off") : "–"
+                out.append("| \(operation.rawValue) | \(durability) | " + (cells + ratios).joined(separator: " | ") + " |")
+            }
+        }
+        out.append("\n### \(w.name): the limits, on the engine's own files (\(Self.megabytes(result.engineBytes)))\n")
+        out.append("| what | time | throughput |")
+        out.append("|---|---|---|")
+        let rows: [(String, String)] = [
+            ("sha256", "SHA256, OpenSSL, one call per file"),
+            ("base64 decode", "Base64 decode, OpenSSL, into one buffer"),
+            ("base64 encode", "Base64 encode, OpenSSL, into one buffer"),
+            ("read files", "read the files from the page cache"),
+            ("engine load", "FlatCache engine, pre-serialized records: load every channel"),
+            ("engine re-save", "FlatCache engine, pre-serialized records: re-save unchanged"),
+        ]
+        for (key, label) in rows {
+            guard let samples = result.engine[key] else { continue }
+            out.append("| \(label) | \(samples.summary) | \(Self.throughput(result.engineBytes, samples.median)) |")
+        }
+        if let replace = result.limits["durable replace"] {
+            out.append("| one durable file replace (100 KB: write, fsync, rename, fsync folder) | \(replace.summary) | |")
+        }
+        out.append("\n### \(w.name): memory and allocations, each in a fresh process (durability off)\n")
+        out.append("| system | load every channel: peak RSS | growth while loading | allocations | allocated bytes | re-save unchanged: allocations |")
+        out.append("|---|---|---|---|---|---|")
+        for kind in SystemKind.allCases {
+            guard let memory = result.memory[kind] else { continue }
+            let resave = result.resaveAllocations[kind]?.mallocs ?? -1
+            out.append("| \(kind.rawValue) | \(Self.megabytes(memory.peak)) | \(Self.megabytes(memory.peak - memory.baseline)) | "
+                + "\(Self.count(memory.mallocs)) | \(memory.mallocBytes < 0 ? "n/a" : Self.megabytes(memory.mallocBytes)) | \(Self.count(resave)) |")
+        }
+        out.append("")
+        return out
+    }
+
+    private var codecTable: [String] {
+        guard !codec.rows.isEmpty else { return [] }
+        var out = ["## The record codec alone (per message, workload S)\n"]
+        out.append("| codec | encode | decode | bytes |")
+        out.append("|---|---|---|---|")
+        for row in codec.rows {
+            out.append("| \(row.name) | \(row.encode.summary) | \(row.decode.summary) | \(row.averageBytes) |")
+        }
+        out.append("")
+        return out
+    }
+
+    static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+
+    static func count(_ value: Int) -> String { value < 0 ? "n/a" : value.formatted() }
+
+    static func throughput(_ bytes: Int, _ seconds: Double) -> String {
+        String(format: "%.2f GB/s", Double(bytes) / seconds / 1e9)
+    }
+
+    static var cpuName: String {
+        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+            let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") })
+        else { return "unknown CPU" }
+        return line.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+    }
+}
