@@ -1,4 +1,6 @@
-/// A chat channel, ready to cache: serialized as compact JSON with sorted keys.
+public import Foundation
+
+/// A chat channel, ready to cache in a compact binary form (see `docs/format.md`).
 ///
 /// ```swift
 /// let channel = ChatChannel(
@@ -6,7 +8,7 @@
 ///     memberCount: 4, createdAt: 1_700_000_000_000)
 /// try cache.channels.save([channel])
 /// ```
-public struct ChatChannel: ChannelRecord, JSONCacheRecord, Hashable {
+public struct ChatChannel: ChannelRecord, Codable, Hashable {
     /// A group channel has members and history; an open channel is public and busy.
     public enum Kind: String, Codable, Sendable, Hashable {
         /// A channel with members and history: cached.
@@ -48,5 +50,63 @@ public struct ChatChannel: ChannelRecord, JSONCacheRecord, Hashable {
         self.memberCount = memberCount
         self.createdAt = createdAt
         self.lastMessage = lastMessage
+    }
+}
+
+extension ChatChannel {
+    /// The record format version ``serialize()`` writes.
+    static let binaryVersion: UInt8 = 1
+
+    /// The channel's bytes: a version byte, `channelURL`, `kind`, `name`, `coverURL`,
+    /// `memberCount`, `createdAt`, then the last message (a flag, then the message's own bytes).
+    public func serialize() -> Data {
+        var writer = BinaryWriter(
+            capacity: 32 + channelURL.utf8.count + name.utf8.count + coverURL.utf8.count
+                + (lastMessage?.estimatedSize ?? 0))
+        writer.write(Self.binaryVersion)
+        writer.write(channelURL)
+        writer.write(kind.byte)
+        writer.write(name)
+        writer.write(coverURL)
+        writer.write(Int64(memberCount))
+        writer.write(createdAt)
+        writer.write(lastMessage != nil)
+        lastMessage?.write(to: &writer)
+        return writer.data
+    }
+
+    /// Decodes a channel from bytes that ``serialize()`` produced.
+    ///
+    /// - Throws: ``RecordDecodingError`` for anything else.
+    public init(serializedData: Data) throws(RecordDecodingError) {
+        self = try BinaryReader.read(serializedData) { reader throws(RecordDecodingError) in
+            try reader.readVersion(Self.binaryVersion, of: "ChatChannel")
+            let channelURL = try reader.readString()
+            let kind = try Kind(byte: try reader.readByte())
+            let name = try reader.readString()
+            let coverURL = try reader.readString()
+            let memberCount = try reader.readInt64()
+            guard let members = Int(exactly: memberCount), members >= 0 else {
+                throw RecordDecodingError(reason: "member count \(memberCount) is out of range")
+            }
+            let createdAt = try reader.readInt64()
+            let lastMessage = try reader.readBool() ? try ChatMessage(reading: &reader) : nil
+            return ChatChannel(
+                channelURL: channelURL, kind: kind, name: name, coverURL: coverURL,
+                memberCount: members, createdAt: createdAt, lastMessage: lastMessage)
+        }
+    }
+}
+
+extension ChatChannel.Kind {
+    /// 0 for group, 1 for open.
+    var byte: UInt8 { self == .group ? 0 : 1 }
+
+    init(byte: UInt8) throws(RecordDecodingError) {
+        switch byte {
+        case 0: self = .group
+        case 1: self = .open
+        default: throw RecordDecodingError(reason: "\(byte) is not a channel kind (0 group, 1 open)")
+        }
     }
 }

@@ -1,4 +1,6 @@
-/// A chat message, ready to cache: serialized as compact JSON with sorted keys.
+public import Foundation
+
+/// A chat message, ready to cache in a compact binary form (see `docs/format.md`).
 ///
 /// ```swift
 /// let message = ChatMessage(
@@ -6,7 +8,7 @@
 ///     sender: ChatUser(userID: "mina", nickname: "Mina"), text: "Hello 👋")
 /// try cache.messages.save([message])
 /// ```
-public struct ChatMessage: MessageRecord, JSONCacheRecord, Hashable {
+public struct ChatMessage: MessageRecord, Codable, Hashable {
     /// The server's id; 0 for a message not sent yet (never cached).
     public var messageID: Int64
     /// The URL of the channel the message belongs to.
@@ -44,5 +46,58 @@ public struct ChatMessage: MessageRecord, JSONCacheRecord, Hashable {
         self.text = text
         self.customType = customType
         self.data = data
+    }
+}
+
+extension ChatMessage {
+    /// The record format version ``serialize()`` writes.
+    static let binaryVersion: UInt8 = 1
+
+    /// The message's bytes: a version byte, `messageID`, `createdAt`, `updatedAt`,
+    /// `channelKind`, `channelURL`, `text`, `customType`, `data`, then the sender
+    /// (a flag, then the user's own bytes).
+    public func serialize() -> Data {
+        var writer = BinaryWriter(capacity: estimatedSize)
+        write(to: &writer)
+        return writer.data
+    }
+
+    /// Decodes a message from bytes that ``serialize()`` produced.
+    ///
+    /// - Throws: ``RecordDecodingError`` for anything else.
+    public init(serializedData: Data) throws(RecordDecodingError) {
+        self = try BinaryReader.read(serializedData) { reader throws(RecordDecodingError) in try ChatMessage(reading: &reader) }
+    }
+
+    var estimatedSize: Int {
+        40 + channelURL.utf8.count + text.utf8.count + customType.utf8.count + data.utf8.count
+            + (sender.map { 8 + $0.userID.utf8.count + $0.nickname.utf8.count + $0.profileURL.utf8.count } ?? 0)
+    }
+
+    func write(to writer: inout BinaryWriter) {
+        writer.write(Self.binaryVersion)
+        writer.write(messageID)
+        writer.write(createdAt)
+        writer.write(updatedAt)
+        writer.write(channelKind.byte)
+        writer.write(channelURL)
+        writer.write(text)
+        writer.write(customType)
+        writer.write(data)
+        writer.write(sender != nil)
+        sender?.write(to: &writer)
+    }
+
+    init(reading reader: inout BinaryReader) throws(RecordDecodingError) {
+        try reader.readVersion(Self.binaryVersion, of: "ChatMessage")
+        messageID = try reader.readInt64()
+        createdAt = try reader.readInt64()
+        updatedAt = try reader.readInt64()
+        channelKind = try ChatChannel.Kind(byte: try reader.readByte())
+        channelURL = try reader.readString()
+        text = try reader.readString()
+        customType = try reader.readString()
+        data = try reader.readString()
+        sender = try reader.readBool() ? try ChatUser(reading: &reader) : nil
     }
 }
