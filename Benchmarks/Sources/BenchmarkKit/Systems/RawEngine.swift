@@ -23,7 +23,7 @@ package struct RawMessage: MessageRecord {
         messageID = message.messageID
         createdAt = message.createdAt
         channelURL = message.channelURL
-        bytes = header + (try message.serialize())
+        bytes = header + message.serialize()
     }
 
     package func serialize() -> Data { bytes }
@@ -46,8 +46,8 @@ package final class RawEngineSystem {
 
     package init(folder: URL, workload: Workload) throws {
         cache = try ChatCache(directory: folder, configuration: Configuration(maxMessagesPerChannel: 1_000_000))
-        channels = try zip(workload.channelURLs, workload.messages).map { url, messages in
-            (url, try messages.map(RawMessage.init))
+        channels = zip(workload.channelURLs, workload.messages).map { url, messages in
+            (url, messages.map { RawMessage($0) })
         }
     }
 
