@@ -14,7 +14,7 @@ package struct RawMessage: MessageRecord {
 
     struct TooShort: Error {}
 
-    package init(_ message: ChatMessage) throws {
+    package init(_ message: ChatMessage) {
         var header = Data(count: 16)
         header.withUnsafeMutableBytes { buffer in
             buffer.storeBytes(of: message.messageID.littleEndian, toByteOffset: 0, as: Int64.self)
