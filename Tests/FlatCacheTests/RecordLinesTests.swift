@@ -15,7 +15,7 @@ import Testing
 
     @Test func anEmptyBodyHoldsNoRecords() throws {
         #expect(try RecordLines.decode(Data()) == [])
-        #expect(RecordLines.encode([Data]()) == Data())
+        #expect(RecordLines.encode([]) == Data())
     }
 
     @Test func rejectsATruncatedLastLine() {
@@ -30,6 +30,13 @@ import Testing
         ("QQ==\nQU I=\n", 2),  // a space inside
         ("QQ==\r\n", 1),  // a carriage return (CRLF line ends)
         ("QQ==\nQQ==\n\u{FF}\n", 3),  // a byte that is not ASCII
+        // OpenSSL's decoder alone would accept these: FlatCache's lines must not.
+        ("  QQ==  \n", 1),  // white space around a valid line
+        ("\tQUI\n", 1),  // a leading tab that makes the length right
+        ("QQ==QUI=\n", 1),  // padding in the middle
+        ("Q===\n", 1),  // three padding characters
+        ("====\n", 1),  // padding only
+        ("QUJD-\n", 1),  // an end-of-file marker
     ])
     func rejectsALineThatIsNotStandardBase64(body: String, line: Int) {
         #expect(throws: Corruption.invalidBase64(line: line)) {

@@ -64,7 +64,7 @@ struct RecordFile: Sendable, Hashable {
     /// The data file is replaced first, then the sidecar, each atomically; a
     /// crash between the two leaves a pair that fails its check and reads as
     /// a miss, never as wrong records.
-    func write(_ records: some Sequence<Data>, synchronized: Bool) throws(FlatCacheError) -> WriteOutcome {
+    func write(_ records: [Data], synchronized: Bool) throws(FlatCacheError) -> WriteOutcome {
         let body = RecordLines.encode(records)
         let sidecar = Sidecar.contents(digest: SHA256Digest(of: body), name: name)
         if try isHolding(body: body, sidecar: sidecar) { return .unchanged }
