@@ -80,25 +80,45 @@ enum FileSystem {
         return data
     }
 
-    /// Replaces the file at `path` with `data` atomically: a hidden temporary
-    /// file beside it (`.<name>.tmp`, reused if a crash left one), then `rename`.
-    ///
-    /// With `synchronized`, the temporary file is `fsync`ed before the rename
-    /// and the folder after it. A missing folder is created first.
+    /// Replaces the file at `path` with `data` atomically (see ``replaceFiles(_:synchronized:)``).
     static func replaceFile(at path: String, with data: Data, synchronized: Bool) throws(FlatCacheError) {
-        let temporary = temporaryPath(for: path)
-        var opened = retryingOnInterrupt {
-            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        try replaceFiles([(path, data)], synchronized: synchronized)
+    }
+
+    /// Replaces files of one folder atomically, each through a hidden temporary
+    /// file beside it (`.<name>.tmp`, reused if a crash left one), renamed over
+    /// its target in the order given.
+    ///
+    /// With `synchronized`, every temporary file is `fsync`ed before the first
+    /// rename and the folder once after the last, so the replaced files survive
+    /// a power loss. A missing folder is created first.
+    static func replaceFiles(_ files: [(path: String, contents: Data)], synchronized: Bool) throws(FlatCacheError) {
+        var written = [String]()
+        do throws(FlatCacheError) {
+            for file in files {
+                written.append(try writeTemporary(file.contents, for: file.path, synchronized: synchronized))
+            }
+            for (temporary, file) in zip(written, files) {
+                guard rename(temporary, file.path) == 0 else { throw failure(.rename, file.path, errno) }
+            }
+        } catch {
+            for temporary in written { _ = unlink(temporary) }
+            throw error
         }
+        if synchronized, let first = files.first { try synchronizeDirectory(at: parent(of: first.path)) }
+    }
+
+    /// Writes `data` to the temporary file of `path` and closes it; returns its path.
+    private static func writeTemporary(_ data: Data, for path: String, synchronized: Bool) throws(FlatCacheError) -> String {
+        let temporary = temporaryPath(for: path)
+        let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW
+        var opened = retryingOnInterrupt { open(temporary, flags, 0o644) }
         if opened == nil, errno == ENOENT {
             // The folder is gone (first write, or removed from outside): recreate it.
             try createDirectory(at: parent(of: path))
-            opened = retryingOnInterrupt {
-                open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-            }
+            opened = retryingOnInterrupt { open(temporary, flags, 0o644) }
         }
         guard let descriptor = opened else { throw failure(.open, temporary, errno) }
-
         do throws(FlatCacheError) {
             try writeAll(data, to: descriptor, path: temporary)
             if synchronized, fsync(descriptor) != 0 { throw failure(.sync, temporary, errno) }
@@ -113,12 +133,7 @@ enum FileSystem {
             _ = unlink(temporary)
             throw failure(.write, temporary, code)
         }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            _ = unlink(temporary)
-            throw failure(.rename, path, code)
-        }
-        if synchronized { try synchronizeDirectory(at: parent(of: path)) }
+        return temporary
     }
 
     /// Whether `error` says a path held a link, folder or device where a regular file belongs.

@@ -148,10 +148,10 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     private func sent(
         _ messages: some Sequence<Message>, in channelURL: String, counting result: inout SaveResult
     ) throws(FlatCacheError) -> [Message] {
-        let channel = RecordKey(channelURL)
         var kept = [Message]()
         for message in messages {
-            guard RecordKey(message.channelURL) == channel else {
+            // Bytes, not String equality (which equates canonically equivalent URLs); no allocation.
+            guard message.channelURL.utf8.elementsEqual(channelURL.utf8) else {
                 throw .messageInWrongChannel(
                     messageID: message.messageID, channelURL: message.channelURL, expectedChannelURL: channelURL)
             }
