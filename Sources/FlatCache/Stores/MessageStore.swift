@@ -39,7 +39,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         for key in channels.keys.sorted() {
             guard let (url, incoming) = channels[key] else { continue }
             let outcome = try storage.update(try layout.messagesFile(forChannel: url), as: Message.self) {
-                cached in retained(incoming.upserted(into: cached, by: \.messageID), counting: &result)
+                cached in retained(incoming.upserted(into: cached, by: { $0.messageID }), counting: &result)
             }
             result.count(outcome)
         }
@@ -105,7 +105,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         let file = try layout.messagesFile(forChannel: channelURL)
         var result = SaveResult()
         let fresh = try sent(messages, in: channelURL, counting: &result)
-        let kept = retained(fresh.upserted(into: [], by: \.messageID), counting: &result)
+        let kept = retained(fresh.upserted(into: [], by: { $0.messageID }), counting: &result)
         result.count(try storage.replace(file, with: kept))
         return result
     }
@@ -126,7 +126,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         let changed = try sent(updated, in: channelURL, counting: &result)
         let deleted = Set(deletedMessageIDs)
         let outcome = try storage.update(file, as: Message.self) { cached in
-            let merged = changed.upserted(into: cached, by: \.messageID)
+            let merged = changed.upserted(into: cached, by: { $0.messageID })
             return retained(merged.filter { !deleted.contains($0.messageID) }, counting: &result)
         }
         result.count(outcome)
@@ -150,8 +150,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     ) throws(FlatCacheError) -> [Message] {
         var kept = [Message]()
         for message in messages {
-            // Bytes, not String equality (which equates canonically equivalent URLs); no allocation.
-            guard message.channelURL.utf8.elementsEqual(channelURL.utf8) else {
+            // Bytes, not String equality (which equates canonically equivalent URLs).
+            guard RecordKey(message.channelURL) == RecordKey(channelURL) else {
                 throw .messageInWrongChannel(
                     messageID: message.messageID, channelURL: message.channelURL, expectedChannelURL: channelURL)
             }
