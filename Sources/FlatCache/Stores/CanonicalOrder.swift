@@ -2,8 +2,18 @@
 /// records always give the same bytes.
 enum CanonicalOrder {
     /// Oldest first by creation time, then by message id.
+    ///
+    /// Plain index loops and field comparisons: this runs unspecialized for an
+    /// app's own record type, where `zip` and tuple comparisons look up
+    /// generic metadata on every step.
     static func messages<M: MessageRecord>(_ messages: [M]) -> [M] {
-        messages.sorted { ($0.createdAt, $0.messageID) < ($1.createdAt, $1.messageID) }
+        func precedes(_ a: M, _ b: M) -> Bool {
+            a.createdAt != b.createdAt ? a.createdAt < b.createdAt : a.messageID < b.messageID
+        }
+        // Servers send pages in order, and cached lists are in order: check in one pass before sorting.
+        var index = 1
+        while index < messages.count, !precedes(messages[index], messages[index - 1]) { index += 1 }
+        return index >= messages.count ? messages : messages.sorted(by: precedes)
     }
 
     /// Newest last message first, then by channel URL (UTF-8 byte order).
