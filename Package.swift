@@ -42,9 +42,15 @@ let package = Package(
             ],
             path: "Samples/Demo"
         ),
+        // A second process for the tests (two processes on one cache folder); not a product.
+        .executableTarget(
+            name: "flatcache-test-helper",
+            dependencies: ["FlatCache"],
+            path: "Tests/Helpers/TestHelper"
+        ),
         .testTarget(
             name: "FlatCacheTests",
-            dependencies: ["FlatCache", "FlatCacheSampleServer"],
+            dependencies: ["FlatCache", "FlatCacheSampleServer", "flatcache-test-helper"],
             exclude: ["Golden"]
         ),
     ],

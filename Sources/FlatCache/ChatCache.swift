@@ -4,8 +4,10 @@ public import Foundation
 /// plain files in one folder.
 ///
 /// Open it once and share it: it is `Sendable`, and every call is safe from
-/// any thread. Loads return what was cached (a corrupt file reads as a miss);
-/// saves write only what changed.
+/// any thread. Several instances, and several processes (an app and its
+/// extension), may use one folder at once: writes to one file never
+/// interleave. Loads return what was cached (a corrupt file reads as a
+/// miss); saves write only what changed.
 ///
 /// ```swift
 /// let cache = try ChatCache(directory: cachesFolder.appending(path: "chat"))
@@ -60,7 +62,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path))
         let storage = RecordStorage(
             synchronized: synchronized, quarantine: layout.quarantine,
-            logger: configuration.logger, locks: LockStripes.shared(forFolder: layout.root))
+            logger: configuration.logger,
+            locks: LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath))
         self.directory = directory
         self.configuration = configuration
         self.layout = layout

@@ -149,6 +149,49 @@ enum FileSystem {
         return String(cString: resolved)
     }
 
+    /// Opens the file at `path` for locking (read and write, never created).
+    ///
+    /// - Returns: The descriptor, or `nil` when the file does not exist.
+    static func openForLocking(_ path: String) throws(FlatCacheError) -> Int32? {
+        guard let descriptor = retryingOnInterrupt({ open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }) else {
+            if errno == ENOENT { return nil }
+            throw failure(.open, path, errno)
+        }
+        return descriptor
+    }
+
+    /// Waits for an exclusive advisory lock that other processes (and other
+    /// descriptors in this one) respect: on Linux the bytes `range` of the
+    /// file (an open-file-description lock), elsewhere the whole file (`flock`).
+    /// Closing the descriptor releases it.
+    static func lock(_ descriptor: Int32, bytes range: Range<Int>, path: String) throws(FlatCacheError) {
+        #if os(Linux)
+        var request = flock()
+        request.l_type = Int16(F_WRLCK)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = off_t(range.lowerBound)
+        request.l_len = off_t(range.count)
+        while fcntl(descriptor, openFileDescriptionSetLockWait, &request) != 0 {
+            if errno != EINTR { throw failure(.open, path, errno) }
+        }
+        #else
+        while flock(descriptor, LOCK_EX) != 0 {
+            if errno != EINTR { throw failure(.open, path, errno) }
+        }
+        #endif
+    }
+
+    #if os(Linux)
+    /// `F_OFD_SETLKW` (Linux 3.15+), 38 on every architecture (asm-generic/fcntl.h);
+    /// glibc shows it only under `_GNU_SOURCE`, which Swift's Glibc module does not define.
+    private static let openFileDescriptionSetLockWait: Int32 = 38
+    #endif
+
+    /// Closes a descriptor from ``openForLocking(_:)``, releasing its locks.
+    static func closeLock(_ descriptor: Int32) {
+        _ = close(descriptor)
+    }
+
     /// Removes the file at `path`; a file that is already gone is fine.
     static func removeFile(at path: String) throws(FlatCacheError) {
         guard unlink(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
