@@ -45,6 +45,7 @@ enum FileSystem {
     /// A final symbolic link is not followed: it fails with `ELOOP`; a folder,
     /// FIFO or device fails with `EISDIR` (see ``isNotARegularFile(_:)``).
     static func contentsOfFile(at path: String) throws(FlatCacheError) -> Data? {
+        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
         // O_NONBLOCK: a FIFO planted at the path must not block the open (regular files ignore it).
         let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         guard let descriptor else {
@@ -66,6 +67,7 @@ enum FileSystem {
                 data.count += max(4096, data.count / 2)
             }
             let count = data.count
+            if let code = FaultInjection.failure(.read, path) { throw failure(.read, path, code) }
             let got = data.withUnsafeMutableBytes { buffer in
                 read(descriptor, buffer.baseAddress! + filled, count - filled)
             }
@@ -99,6 +101,7 @@ enum FileSystem {
                 written.append(try writeTemporary(file.contents, for: file.path, synchronized: synchronized))
             }
             for (temporary, file) in zip(written, files) {
+                if let code = FaultInjection.failure(.rename, file.path) { throw failure(.rename, file.path, code) }
                 guard rename(temporary, file.path) == 0 else { throw failure(.rename, file.path, errno) }
             }
         } catch {
@@ -112,6 +115,7 @@ enum FileSystem {
     private static func writeTemporary(_ data: Data, for path: String, synchronized: Bool) throws(FlatCacheError) -> String {
         let temporary = temporaryPath(for: path)
         let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW
+        if let code = FaultInjection.failure(.open, temporary) { throw failure(.open, temporary, code) }
         var opened = retryingOnInterrupt { open(temporary, flags, 0o644) }
         if opened == nil, errno == ENOENT {
             // The folder is gone (first write, or removed from outside): recreate it.
@@ -121,7 +125,10 @@ enum FileSystem {
         guard let descriptor = opened else { throw failure(.open, temporary, errno) }
         do throws(FlatCacheError) {
             try writeAll(data, to: descriptor, path: temporary)
-            if synchronized, fsync(descriptor) != 0 { throw failure(.sync, temporary, errno) }
+            if synchronized {
+                if let code = FaultInjection.failure(.sync, temporary) { throw failure(.sync, temporary, code) }
+                if fsync(descriptor) != 0 { throw failure(.sync, temporary, errno) }
+            }
         } catch {
             _ = close(descriptor)
             _ = unlink(temporary)
@@ -194,6 +201,7 @@ enum FileSystem {
 
     /// Removes the file at `path`; a file that is already gone is fine.
     static func removeFile(at path: String) throws(FlatCacheError) {
+        if let code = FaultInjection.failure(.remove, path) { throw failure(.remove, path, code) }
         guard unlink(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
     }
 
@@ -226,6 +234,7 @@ enum FileSystem {
         }
         let up = parent(of: path)
         if up != path, !up.isEmpty { try createDirectory(at: up) }
+        if let code = FaultInjection.failure(.createDirectory, path) { throw failure(.createDirectory, path, code) }
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
             throw failure(.createDirectory, path, errno)
         }
@@ -267,10 +276,12 @@ enum FileSystem {
     // MARK: - Helpers
 
     private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(FlatCacheError) {
+        let limit = FaultInjection.writeLimit(path) ?? Int.max
         let failedCode: Int32? = data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if let code = FaultInjection.failure(.write, path) { return code }
+                let written = write(descriptor, buffer.baseAddress! + offset, min(limit, buffer.count - offset))
                 if written < 0 {
                     if errno == EINTR { continue }
                     return errno
@@ -283,6 +294,7 @@ enum FileSystem {
     }
 
     private static func synchronizeDirectory(at path: String) throws(FlatCacheError) {
+        if let code = FaultInjection.failure(.sync, path) { throw failure(.sync, path, code) }
         let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
         guard let descriptor else { throw failure(.open, path, errno) }
         defer { _ = close(descriptor) }
