@@ -1,30 +1,77 @@
 import FlatCache
 import Foundation
 
-// A second process for the tests: `flatcache-test-helper upsert <folder> <worker> <count>`
-// upserts `count` messages, one save each, into the channel "shared" and into
-// "own-<worker>", loading "shared" after every save. Exit status 0 when done,
-// 3 when a load came back empty (a file taken for corrupt), 2 for bad arguments.
+// A second process for the tests.
+//
+// `flatcache-test-helper upsert <folder> <worker> <count>` upserts `count`
+// messages, one save each, into the channel "shared" and into "own-<worker>",
+// loading "shared" after every save. Exit status 0 when done, 3 when a load
+// came back empty (a file taken for corrupt).
+//
+// `flatcache-test-helper churn <folder> <seed> <atomic|synchronized>` saves,
+// replaces, applies change logs and removes, on 8 channels, until killed.
+// Every message it writes is `CrashRecords.message(channel:id:version:)`, so a
+// checker can tell a saved record from anything else.
+//
+// Exit status 2 for bad arguments, 1 for an error.
+
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("\(message)\n".utf8))
+    exit(status)
+}
 
 let arguments = CommandLine.arguments
-guard arguments.count == 5, arguments[1] == "upsert", let worker = Int(arguments[3]), let count = Int(arguments[4]) else {
-    FileHandle.standardError.write(Data("usage: flatcache-test-helper upsert <folder> <worker> <count>\n".utf8))
-    exit(2)
+guard arguments.count == 5 else {
+    fail("usage: flatcache-test-helper upsert <folder> <worker> <count> | churn <folder> <seed> <atomic|synchronized>", status: 2)
 }
+let folder = URL(fileURLWithPath: arguments[2])
 do {
-    let cache = try ChatCache(
-        directory: URL(fileURLWithPath: arguments[2]), configuration: Configuration(maxMessagesPerChannel: 100_000))
-    for index in 0..<count {
-        let id = Int64(worker * 100_000 + index + 1)
-        for url in ["shared", "own-\(worker)"] {
-            try cache.messages.save([ChatMessage(messageID: id, channelURL: url, createdAt: id, text: "from \(worker)")])
+    switch arguments[1] {
+    case "upsert":
+        guard let worker = Int(arguments[3]), let count = Int(arguments[4]) else { fail("bad numbers", status: 2) }
+        let cache = try ChatCache(directory: folder, configuration: Configuration(maxMessagesPerChannel: 100_000))
+        for index in 0..<count {
+            let id = Int64(worker * 100_000 + index + 1)
+            for url in ["shared", "own-\(worker)"] {
+                try cache.messages.save([ChatMessage(messageID: id, channelURL: url, createdAt: id, text: "from \(worker)")])
+            }
+            if try cache.messages.load(in: "shared").isEmpty {
+                fail("worker \(worker): 'shared' read as empty after save \(index)", status: 3)
+            }
         }
-        if try cache.messages.load(in: "shared").isEmpty {
-            FileHandle.standardError.write(Data("worker \(worker): 'shared' read as empty after save \(index)\n".utf8))
-            exit(3)
+    case "churn":
+        guard let seed = UInt64(arguments[3]) else { fail("bad seed", status: 2) }
+        let durability: Durability = arguments[4] == "synchronized" ? .synchronized : .atomic
+        let cache = try ChatCache(
+            directory: folder, configuration: Configuration(maxMessagesPerChannel: 40, durability: durability))
+        var random = seed | 1
+        func next(_ bound: Int) -> Int {
+            random ^= random << 13
+            random ^= random >> 7
+            random ^= random << 17
+            return Int(random % UInt64(bound))
         }
+        while true {
+            let channel = next(CrashRecords.channelCount)
+            let url = CrashRecords.url(channel)
+            let version = next(1_000)
+            let messages = (0..<(1 + next(60))).map { _ in
+                CrashRecords.message(channel: channel, id: Int64(1 + next(80)), version: version)
+            }
+            switch next(6) {
+            case 0, 1: try cache.messages.replace(messages, in: url)
+            case 2: try cache.messages.save(messages.prefix(3))
+            case 3:
+                try cache.messages.applyChangeLog(
+                    updated: messages.prefix(5), deletedMessageIDs: (0..<2).map { _ in Int64(1 + next(80)) }, in: url)
+            case 4: try cache.messages.removeAll(in: url)
+            default:
+                try cache.users.save([ChatUser(userID: "user-\(next(20))", nickname: "v\(version)")])
+            }
+        }
+    default:
+        fail("unknown command \(arguments[1])", status: 2)
     }
 } catch {
-    FileHandle.standardError.write(Data("worker \(worker): \(error)\n".utf8))
-    exit(1)
+    fail("\(arguments[1]): \(error)", status: 1)
 }
