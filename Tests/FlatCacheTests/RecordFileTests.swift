@@ -91,6 +91,33 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: FileSystem.temporaryPath(for: file.path)))
     }
 
+    @Test func finishesAReplaceACrashCutBetweenTheTwoRenames() throws {
+        // Given the state a crash leaves after the data file's rename, before the sidecar's:
+        // new data, old sidecar, and the new sidecar complete in its temporary file
+        _ = try file.write(records, synchronized: false)
+        let newer = [Data("third".utf8)]
+        let body = RecordLines.encode(newer)
+        try body.write(to: URL(fileURLWithPath: file.path))
+        try Sidecar.contents(digest: SHA256Digest(of: body), name: file.name)
+            .write(to: URL(fileURLWithPath: FileSystem.temporaryPath(for: file.sidecarPath)))
+
+        // When it is read, the replace is finished: the new records, a matching sidecar, no temporary file
+        #expect(try file.read() == .records(newer))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file.sidecarPath)) == Sidecar.contents(digest: SHA256Digest(of: body), name: file.name))
+        #expect(!FileManager.default.fileExists(atPath: FileSystem.temporaryPath(for: file.sidecarPath)))
+    }
+
+    @Test func aStaleTemporarySidecarIsNotUsedForOtherData() throws {
+        _ = try file.write(records, synchronized: false)
+        try Sidecar.contents(digest: SHA256Digest(of: Data("something else".utf8)), name: file.name)
+            .write(to: URL(fileURLWithPath: FileSystem.temporaryPath(for: file.sidecarPath)))
+        try Data("QQ==\n".utf8).write(to: URL(fileURLWithPath: file.path))
+        guard case .corrupt(.digestMismatch) = try file.read() else {
+            Issue.record("a sidecar for other bytes must not vouch for these")
+            return
+        }
+    }
+
     @Test func removesBothFiles() throws {
         _ = try file.write(records, synchronized: false)
         try file.remove()

@@ -36,27 +36,48 @@ struct RecordFile: Sendable, Hashable {
     /// - Throws: ``FlatCacheError/fileSystem(_:path:code:)`` when a file cannot be read.
     func read() throws(FlatCacheError) -> Contents {
         let data: Data
-        let sidecar: Data
+        let sidecar: Data?
         do {
             guard let found = try FileSystem.contentsOfFile(at: path) else { return .missing }
             data = found
-            guard let foundSidecar = try FileSystem.contentsOfFile(at: sidecarPath) else {
-                return .corrupt(.missingSidecar)
-            }
-            sidecar = foundSidecar
+            sidecar = try FileSystem.contentsOfFile(at: sidecarPath)
         } catch where FileSystem.isNotARegularFile(error) {
             return .corrupt(.notARegularFile)
         }
+        let actual = SHA256Digest(of: data)
         do throws(Corruption) {
+            guard let sidecar else { throw .missingSidecar }
             let recorded = try Sidecar.digest(in: sidecar, name: name)
-            let actual = SHA256Digest(of: data)
             guard recorded == actual else {
-                throw Corruption.digestMismatch(recorded: recorded.hex, actual: actual.hex)
+                throw .digestMismatch(recorded: recorded.hex, actual: actual.hex)
             }
+        } catch {
+            guard try finishInterruptedReplace(digest: actual) else { return .corrupt(error) }
+        }
+        do throws(Corruption) {
             return .records(try RecordLines.decode(data))
         } catch {
             return .corrupt(error)
         }
+    }
+
+    /// Finishes a replace that a crash cut between the data file's rename and
+    /// its sidecar's: the new sidecar then waits, complete, in its temporary
+    /// file (both are written before either rename). When that sidecar
+    /// matches the data, rename it into place.
+    ///
+    /// - Returns: Whether the pair is whole now. Call with the file's lock held.
+    private func finishInterruptedReplace(digest: SHA256Digest) throws(FlatCacheError) -> Bool {
+        let pending = FileSystem.temporaryPath(for: sidecarPath)
+        let contents: Data?
+        do {
+            contents = try FileSystem.contentsOfFile(at: pending)
+        } catch where FileSystem.isNotARegularFile(error) {
+            return false
+        }
+        guard let contents, (try? Sidecar.digest(in: contents, name: name)) == digest else { return false }
+        try FileSystem.moveFile(at: pending, to: sidecarPath)
+        return true
     }
 
     /// Writes `records` unless the file already holds exactly these bytes.
