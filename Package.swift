@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(
             name: "FlatCacheTests",
             dependencies: ["FlatCache", "FlatCacheSampleServer", "flatcache-test-helper"],
-            exclude: ["Golden"]
+            exclude: ["Golden", "FuzzFindings"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -70,6 +70,24 @@ import Testing
         #expect(throws: RecordDecodingError.self) { try ChatUser(serializedData: Data([1, 0x80, 0x80, 0x80, 0x80, 0x80])) }
     }
 
+    @Test func aLengthNotInItsShortestFormThrows() throws {
+        // userID "" written as the two-byte length 0x80 0x00: the same value, a second encoding
+        #expect(throws: RecordDecodingError.self) { try ChatUser(serializedData: Data([1, 0x80, 0x00, 0, 0])) }
+        #expect(try ChatUser(serializedData: Data([1, 0, 0, 0])) == ChatUser(userID: "", nickname: ""))
+    }
+
+    @Test func acceptedBytesAreExactlyTheCanonicalEncoding() throws {
+        // Whatever decodes re-encodes to the same bytes (the fuzzer's invariant, on mutated real records).
+        var state: UInt64 = 42
+        let seeds = server.messages.prefix(30).map { $0.serialize() }
+        for round in 0..<5_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1
+            var bytes = seeds[round % seeds.count]
+            bytes[bytes.startIndex + Int(state >> 33) % bytes.count] ^= UInt8(truncatingIfNeeded: state >> 50) | 1
+            if let message = try? ChatMessage(serializedData: bytes) { #expect(message.serialize() == bytes) }
+        }
+    }
+
     @Test func aBadFlagOrKindThrows() throws {
         let message = ChatMessage(messageID: 1, channelURL: "c", createdAt: 0, text: "")
         var badKind = message.serialize()

@@ -37,6 +37,9 @@ import Testing
         ("Q===\n", 1),  // three padding characters
         ("====\n", 1),  // padding only
         ("QUJD-\n", 1),  // an end-of-file marker
+        ("AC==\n", 1),  // padding bits set: decodes like "AA==", not canonical (found by the fuzzer)
+        ("QR==\n", 1),  // likewise, two padding characters
+        ("QUK=\n", 1),  // likewise, one padding character
     ])
     func rejectsALineThatIsNotStandardBase64(body: String, line: Int) {
         #expect(throws: Corruption.invalidBase64(line: line)) {

@@ -140,13 +140,20 @@ struct BinaryReader {
         return UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length])
     }
 
-    /// A LEB128 length of at most 4 bytes (lengths below 256 MiB).
+    /// A LEB128 length of at most 4 bytes (lengths below 256 MiB), in its
+    /// shortest form: a longer one ("0x80 0x00" for 0) would give one record
+    /// two encodings.
     private mutating func readLength() throws(RecordDecodingError) -> Int {
         var length = 0
         for shift in stride(from: 0, to: 28, by: 7) {
             let byte = try readByte()
             length |= Int(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return length }
+            if byte & 0x80 == 0 {
+                guard byte != 0 || shift == 0 else {
+                    throw RecordDecodingError(reason: "a length is not in its shortest form before byte \(offset)")
+                }
+                return length
+            }
         }
         throw RecordDecodingError(reason: "a length is longer than 4 bytes at byte \(offset)")
     }

@@ -54,6 +54,11 @@ enum Base64 {
         {
             return nil
         }
+        // Canonical only (RFC 4648 3.5): the bits that padding leaves over must be
+        // zero, or "AC==" would decode like "AA==" and one record have two lines.
+        if padding > 0, let last = sextet(line[count - 1 - padding]), last & (padding == 1 ? 0x03 : 0x0F) != 0 {
+            return nil
+        }
         #if canImport(CryptoKit)
         guard let decoded = Data(base64Encoded: Data(line)) else { return nil }
         decoded.copyBytes(to: output, count: decoded.count)
@@ -66,6 +71,18 @@ enum Base64 {
     }
 
     private static let equals = UInt8(ascii: "=")
+
+    /// The 6-bit value of a Base64 character.
+    private static func sextet(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "+"): 62
+        case UInt8(ascii: "/"): 63
+        default: nil
+        }
+    }
 
     private static func isAlphabet(_ byte: UInt8) -> Bool {
         switch byte {
