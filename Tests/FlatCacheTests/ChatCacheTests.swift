@@ -102,6 +102,27 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: real.appendingPathComponent("nested/cache/users.lines").path))
     }
 
+    @Test func aLinkedMessagesFolderIsNeverFollowedOut() throws {
+        // Given a cache whose messages folder was replaced by a link to a folder outside it
+        let cacheFolder = folder.appending("cache")
+        let outside = folder.appending("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: false)
+        try ChatCache(directory: cacheFolder).messages.save(Fixtures.messages(2))
+        try FileManager.default.removeItem(at: cacheFolder.appendingPathComponent("messages"))
+        try FileManager.default.createSymbolicLink(at: cacheFolder.appendingPathComponent("messages"), withDestinationURL: outside)
+
+        // When it is opened and used
+        let cache = try ChatCache(directory: cacheFolder)
+        try cache.messages.save(Fixtures.messages(3))
+
+        // Then nothing was written through the link, and the cache works inside its folder
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == [])
+        #expect(try cache.messages.load(in: Fixtures.channelURL) == Fixtures.messages(3))
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: cacheFolder.appendingPathComponent("messages").path, isDirectory: &isDirectory))
+        #expect(isDirectory.boolValue)
+    }
+
     @Test func reportsAFolderThatCannotBeCreated() throws {
         // Tests run as root here, where permission bits stop nothing; a file in the path does.
         try Data("x".utf8).write(to: folder.appending("file"))

@@ -30,6 +30,7 @@ enum FormatMarker {
                 throw .unsupportedFormat(
                     marker: text.trimmingCharacters(in: .whitespacesAndNewlines), directory: directory)
             }
+            try removeLinkedFolders(layout)
             return
         }
         // Hidden names (a crash's temporary files, .DS_Store) do not make a folder someone else's.
@@ -37,6 +38,21 @@ enum FormatMarker {
             !$0.hasPrefix(".") && !layout.ownNames.contains($0)
         }
         guard foreign.isEmpty else { throw .notACacheDirectory(directory) }
+        try removeLinkedFolders(layout)
         try FileSystem.replaceFile(at: layout.formatMarkerPath, with: contents, synchronized: synchronized)
+    }
+
+    /// Removes a symbolic link (or anything but a folder) standing where
+    /// `messages` or `quarantine` belongs: file names are opened with
+    /// `O_NOFOLLOW`, which guards the last path component only, so a linked
+    /// folder would lead writes out of the cache. The link goes, never its
+    /// target; the folder is made again when first needed.
+    private static func removeLinkedFolders(_ layout: CacheLayout) throws(FlatCacheError) {
+        for folder in [layout.messagesDirectory, layout.quarantine.directory] {
+            switch try FileSystem.entry(at: folder) {
+            case .directory, .missing: continue
+            case .file, .other: try FileSystem.removeFile(at: folder)
+            }
+        }
     }
 }
