@@ -32,8 +32,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     /// The users.
     public let users: UserStore<User>
 
-    private let layout: CacheLayout
-    private let storage: RecordStorage
+    let layout: CacheLayout
+    let storage: RecordStorage
 
     /// Opens the cache in `directory`, creating the folder when it is missing.
     ///

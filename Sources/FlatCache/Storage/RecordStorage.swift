@@ -38,6 +38,28 @@ struct RecordStorage: Sendable {
         }
     }
 
+    /// What `file` holds, checked like a load but moving nothing: its record
+    /// count, `nil` when it does not exist, or why it cannot be trusted.
+    func inspect<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> Result<Int, Corruption>? {
+        try locks.withLock(for: file.path) { () throws(FlatCacheError) in
+            switch try file.read() {
+            case .missing: return nil
+            case .corrupt(let corruption): return .failure(corruption)
+            case .records(let lines):
+                do throws(Corruption) {
+                    return .success(try decode(lines, as: type).count)
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+    }
+
+    /// Moves `file` aside as a load does when it finds it corrupt, and logs it.
+    func isolate(_ file: RecordFile, because corruption: Corruption) throws(FlatCacheError) -> String {
+        try locks.withLock(for: file.path) { () throws(FlatCacheError) in try quarantineAndLog(file, corruption) }
+    }
+
     /// Removes `file` and its sidecar.
     func remove(_ file: RecordFile) throws(FlatCacheError) {
         try locks.withLock(for: file.path) { () throws(FlatCacheError) in try file.remove() }
@@ -59,14 +81,19 @@ struct RecordStorage: Sendable {
         case .corrupt(let found):
             corruption = found
         }
+        _ = try quarantineAndLog(file, corruption)
+        return []
+    }
+
+    private func quarantineAndLog(_ file: RecordFile, _ corruption: Corruption) throws(FlatCacheError) -> String {
         let incident = try quarantine.isolate(file)
         logger.warning(
             "FlatCache moved a corrupt file aside and treats it as a cache miss",
             metadata: ["file": "\(file.path)", "reason": "\(corruption)", "movedTo": "\(incident)"])
-        return []
+        return incident
     }
 
-    private func decode<R: CacheRecord>(_ lines: [Data], as type: R.Type) throws(Corruption) -> [R] {
+    func decode<R: CacheRecord>(_ lines: [Data], as type: R.Type) throws(Corruption) -> [R] {
         var records = [R]()
         records.reserveCapacity(lines.count)
         for (index, line) in lines.enumerated() {

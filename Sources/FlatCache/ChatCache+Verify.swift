@@ -1,0 +1,60 @@
+/// One data file's state, as ``ChatCache/verify(repair:)`` found it.
+///
+/// ```swift
+/// for file in try cache.verify() where !file.isValid { print(file.path, file.problem ?? "") }
+/// ```
+public struct VerifiedFile: Sendable, Hashable, Codable {
+    /// The data file's path inside the cache folder, such as `messages/<key>.lines`.
+    public let path: String
+    /// How many records it holds; 0 when it is not valid.
+    public let records: Int
+    /// Why it cannot be trusted (its sidecar, its Base64, a record), or `nil` when it is valid.
+    public let problem: String?
+    /// Where ``ChatCache/verify(repair:)`` moved it, when it repaired it.
+    public let movedTo: String?
+
+    /// Whether the file passed every check.
+    public var isValid: Bool { problem == nil }
+}
+
+extension ChatCache {
+    /// Checks every data file of the cache (channels, users, every channel's
+    /// messages) against its sidecar and decodes every record, moving nothing
+    /// unless `repair` is set.
+    ///
+    /// With `repair`, each bad file is moved into `quarantine/` exactly as a
+    /// load would, and logged; the next save heals it.
+    ///
+    /// - important: Requires disk I/O; reads every file.
+    /// - Parameters:
+    ///   - repair: Whether to move bad files aside.
+    ///   - progress: Called after each file with the number checked and the total.
+    /// - Returns: One entry per data file, channels and users first, then message files by name.
+    /// - Throws: A file-system error.
+    public func verify(
+        repair: Bool = false, progress: (_ checked: Int, _ total: Int) -> Void = { _, _ in }
+    ) throws(FlatCacheError) -> [VerifiedFile] {
+        let messageFiles = try messages.files()
+        let total = 2 + messageFiles.count
+        var results = [VerifiedFile]()
+        func check<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) {
+            defer { progress(results.count, total) }
+            let relative = String(file.path.dropFirst(layout.root.count + 1))
+            switch try storage.inspect(file, as: type) {
+            case nil:
+                return
+            case .success(let count):
+                results.append(VerifiedFile(path: relative, records: count, problem: nil, movedTo: nil))
+            case .failure(let corruption):
+                let movedTo = repair ? try storage.isolate(file, because: corruption) : nil
+                results.append(VerifiedFile(
+                    path: relative, records: 0, problem: corruption.description,
+                    movedTo: movedTo.map { String($0.dropFirst(layout.root.count + 1)) }))
+            }
+        }
+        try check(layout.channelsFile, as: Channel.self)
+        try check(layout.usersFile, as: User.self)
+        for file in messageFiles { try check(file, as: Message.self) }
+        return results
+    }
+}
