@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "FlatCache", targets: ["FlatCache"]),
+        .executable(name: "flatcache", targets: ["flatcache"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -23,6 +24,15 @@ let package = Package(
             name: "FlatCache",
             dependencies: [
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux, .android])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command-line tool: inspect, verify, repair, export and import a cache folder.
+        .executableTarget(
+            name: "flatcache",
+            dependencies: [
+                "FlatCache",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -50,7 +60,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FlatCacheTests",
-            dependencies: ["FlatCache", "FlatCacheSampleServer", "flatcache-test-helper"],
+            dependencies: ["FlatCache", "FlatCacheSampleServer", "flatcache-test-helper", "flatcache"],
             exclude: ["Golden", "FuzzFindings"]
         ),
     ],

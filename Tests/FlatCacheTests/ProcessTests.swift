@@ -12,14 +12,7 @@ import Testing
     }
 
     /// The helper executable, built beside the test bundle.
-    static var helper: URL {
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let beside = products.appendingPathComponent("flatcache-test-helper")
-        if FileManager.default.fileExists(atPath: beside.path) { return beside }
-        // macOS: the tests run inside an .xctest bundle, two levels further in.
-        let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }
-        return (bundle?.bundleURL.deletingLastPathComponent() ?? products).appendingPathComponent("flatcache-test-helper")
-    }
+    static var helper: URL { Executables.url("flatcache-test-helper") }
 
     func run(worker: Int, count: Int) throws -> Process {
         let process = Process()

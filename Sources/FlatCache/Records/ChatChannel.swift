@@ -32,6 +32,13 @@ public struct ChatChannel: ChannelRecord, Codable, Hashable {
     /// Its most recent message, shown in the channel list.
     public var lastMessage: ChatMessage?
 
+    /// The JSON keys of the `Codable` form: `kind` is written `channelKind` (as in
+    /// ``ChatMessage``), which leaves `kind` free for what a record is, as in
+    /// the `flatcache export` format.
+    enum CodingKeys: String, CodingKey {
+        case channelURL, kind = "channelKind", name, coverURL, memberCount, createdAt, lastMessage
+    }
+
     /// Whether ``kind`` is ``Kind/group``.
     public var isGroupChannel: Bool { kind == .group }
 

@@ -1,0 +1,27 @@
+import ArgumentParser
+import FlatCache
+
+struct Channels: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the cached channels, newest last message first.")
+
+    @OptionGroup var options: CacheOptions
+
+    struct Row: Codable {
+        var channelURL: String
+        var name: String
+        var lastMessageAt: Int64
+        var cachedMessages: Int
+    }
+
+    func run() throws {
+        let cache = try options.openExisting()
+        let rows = try cache.channels.load().map { channel in
+            Row(channelURL: channel.channelURL, name: channel.name, lastMessageAt: channel.lastMessageAt,
+                cachedMessages: try cache.messages.load(in: channel.channelURL).count)
+        }
+        if options.json { return try Output.json(rows) }
+        Output.table([["URL", "NAME", "LAST MESSAGE", "CACHED"]]
+            + rows.map { [$0.channelURL, $0.name, Output.time($0.lastMessageAt), "\($0.cachedMessages)"] })
+    }
+}

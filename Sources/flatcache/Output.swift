@@ -1,0 +1,49 @@
+import FlatCache
+import Foundation
+import Logging
+
+/// Printing for people and for scripts, in one place.
+enum Output {
+    /// JSON with sorted keys, one object or array per run.
+    static func json<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    /// Rows as columns padded to their widest cell (by characters), two spaces apart.
+    static func table(_ rows: [[String]]) {
+        guard let columns = rows.map(\.count).max() else { return }
+        let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+        for row in rows {
+            // Pad by characters, never cut: NSString padding counts UTF-16 and would split an emoji.
+            let cells = row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell + String(repeating: " ", count: max(0, widths[index] - cell.count))
+            }
+            print(cells.joined(separator: "  "))
+        }
+    }
+
+    /// "2025-11-23 13:33:29 UTC" for milliseconds since 1970.
+    static func time(_ milliseconds: Int64) -> String {
+        formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000)) + " UTC"
+    }
+
+    private static let formatter: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter
+    }()
+
+    /// A progress line on standard error, only when it is a terminal; `done == total` ends the line.
+    static func progress(_ verb: String, _ done: Int, _ total: Int) {
+        guard isatty(STDERR_FILENO) == 1 else { return }
+        let end = done >= total ? "\n" : ""
+        FileHandle.standardError.write(Data("\r\(verb) \(done)/\(total)\(end)".utf8))
+    }
+
+    /// The tool reports bad files itself; the library's warnings would say it twice.
+    static let quietLogger = Logger(label: "flatcache") { _ in SwiftLogNoOpLogHandler() }
+}
