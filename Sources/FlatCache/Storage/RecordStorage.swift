@@ -93,7 +93,7 @@ struct RecordStorage: Sendable {
         return incident
     }
 
-    func decode<R: CacheRecord>(_ lines: [Data], as type: R.Type) throws(Corruption) -> [R] {
+    private func decode<R: CacheRecord>(_ lines: [Data], as type: R.Type) throws(Corruption) -> [R] {
         var records = [R]()
         records.reserveCapacity(lines.count)
         for (index, line) in lines.enumerated() {
