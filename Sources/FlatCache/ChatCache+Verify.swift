@@ -23,33 +23,34 @@ extension ChatCache {
     /// unless `repair` is set.
     ///
     /// With `repair`, each bad file is moved into `quarantine/` exactly as a
-    /// load would, and logged; the next save heals it.
+    /// load would, logged and reported to ``Configuration/onDamagedFile``; the
+    /// next save heals it. Without it, nothing in the folder changes.
     ///
     /// - important: Requires disk I/O; reads every file.
     /// - Parameters:
     ///   - repair: Whether to move bad files aside.
     ///   - progress: Called after each file with the number checked and the total.
     /// - Returns: One entry per data file, channels and users first, then message files by name.
-    /// - Throws: A file-system error.
+    /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` when `repair` is asked of a
+    ///   read-only cache, or a file-system error.
     public func verify(
         repair: Bool = false, progress: (_ checked: Int, _ total: Int) -> Void = { _, _ in }
     ) throws(FlatCacheError) -> [VerifiedFile] {
+        if repair { try storage.requireWritable() }
         let messageFiles = try messages.files()
         let total = 2 + messageFiles.count
         var results = [VerifiedFile]()
         func check<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) {
             defer { progress(results.count, total) }
-            let relative = String(file.path.dropFirst(layout.root.count + 1))
+            let relative = storage.relative(file.path)
             switch try storage.inspect(file, as: type) {
             case nil:
                 return
             case .success(let count):
                 results.append(VerifiedFile(path: relative, records: count, problem: nil, movedTo: nil))
             case .failure(let corruption):
-                let movedTo = repair ? try storage.isolate(file, because: corruption) : nil
-                results.append(VerifiedFile(
-                    path: relative, records: 0, problem: corruption.description,
-                    movedTo: movedTo.map { String($0.dropFirst(layout.root.count + 1)) }))
+                let movedTo = try storage.isolate(file, because: corruption, moving: repair)
+                results.append(VerifiedFile(path: relative, records: 0, problem: corruption.description, movedTo: movedTo))
             }
         }
         try check(layout.channelsFile, as: Channel.self)

@@ -35,34 +35,47 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     let layout: CacheLayout
     let storage: RecordStorage
 
+    /// Whether the cache only reads: opened with ``Configuration/readOnly``, or
+    /// in a folder FlatCache cannot write (permissions, a read-only mount).
+    /// Every write then throws ``FlatCacheError/readOnlyCache(_:)``.
+    public var isReadOnly: Bool { storage.isReadOnly }
+
     /// Opens the cache in `directory`, creating the folder when it is missing.
     ///
     /// ```swift
     /// let cache = try ChatCache<SDKMessage, SDKChannel, SDKUser>(directory: folder)
     /// ```
+    ///
+    /// The folder remembers the record types that wrote it (its `records`
+    /// file); opening it with others throws rather than reading their bytes
+    /// as damaged files. A folder that cannot be written opens read-only.
     /// - important: Requires disk I/O.
     /// - Parameters:
-    ///   - directory: A folder that is empty, missing, or a FlatCache folder.
-    ///   - configuration: Retention, durability and logging.
+    ///   - directory: A folder that is empty, missing, or a FlatCache folder
+    ///     (with ``Configuration/readOnly``: a FlatCache folder).
+    ///   - configuration: Retention, durability, logging, read-only and record-type choices.
     /// - Throws: ``FlatCacheError/invalidConfiguration(reason:)``,
     ///   ``FlatCacheError/notADirectory(_:)``, ``FlatCacheError/notACacheDirectory(_:)``,
-    ///   ``FlatCacheError/unsupportedFormat(marker:directory:)``, or a file-system error
-    ///   (a folder that cannot be created or written).
+    ///   ``FlatCacheError/unsupportedFormat(marker:directory:)``,
+    ///   ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)``, or a
+    ///   file-system error (a folder that cannot be created or read).
     public convenience init(directory: URL, configuration: Configuration = Configuration()) throws(FlatCacheError) {
         try self.init(opening: directory, configuration: configuration)
     }
 
     // One designated initializer behind both public ones, so the built-in
     // models' overload (in the extension below) cannot call itself.
-    fileprivate init(opening directory: URL, configuration: Configuration) throws(FlatCacheError) {
+    init(opening directory: URL, configuration: Configuration) throws(FlatCacheError) {
         try configuration.validate()
         let synchronized = configuration.durability == .synchronized
-        try FormatMarker.prepare(CacheLayout(root: directory.path), directory: directory, synchronized: synchronized)
+        let writable = try FormatMarker.prepare(
+            CacheLayout(root: directory.path), directory: directory, synchronized: synchronized,
+            readOnly: configuration.readOnly)
         // One spelling per file (no links, no "..") so every instance picks the same lock for it.
         let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path))
         let storage = RecordStorage(
-            synchronized: synchronized, quarantine: layout.quarantine,
-            logger: configuration.logger,
+            root: layout.root, synchronized: synchronized, readOnlyDirectory: writable ? nil : directory,
+            quarantine: layout.quarantine, logger: configuration.logger, onDamagedFile: configuration.onDamagedFile,
             locks: LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath))
         self.directory = directory
         self.configuration = configuration
@@ -71,6 +84,40 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         messages = MessageStore(storage: storage, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
         channels = ChannelStore(storage: storage, layout: layout)
         users = UserStore(storage: storage, layout: layout)
+        try checkRecordTypes()
+    }
+
+    /// The record types this cache reads and writes.
+    public static var recordTypes: RecordTypes { RecordTypes(Message.self, Channel.self, User.self) }
+
+    /// Makes sure the folder holds ``recordTypes``: records them in a folder
+    /// that names none yet, and refuses (or, when configured, erases) a folder
+    /// written with others, before any of its records is read.
+    private func checkRecordTypes() throws(FlatCacheError) {
+        let requested = Self.recordTypes
+        if isReadOnly {
+            if let cached = try RecordTypesFile.read(layout), cached != requested {
+                throw .recordTypeMismatch(directory: directory, cached: cached, requested: requested)
+            }
+            return
+        }
+        // Under every lock: two processes opening a new folder with different types cannot both win.
+        try storage.locks.withAllLocks { () throws(FlatCacheError) in
+            switch try RecordTypesFile.read(layout) {
+            case requested?:
+                return
+            case let cached? where !configuration.eraseOnRecordTypeChange:
+                throw .recordTypeMismatch(directory: directory, cached: cached, requested: requested)
+            case let cached?:
+                configuration.logger.notice(
+                    "FlatCache erased a cache written with other record types (eraseOnRecordTypeChange)",
+                    metadata: ["directory": "\(layout.root)", "cached": "\(cached)", "requested": "\(requested)"])
+                try removeData()
+            case nil:
+                break
+            }
+            try RecordTypesFile.write(requested, layout, synchronized: storage.synchronized)
+        }
     }
 
     /// Removes every cached channel, message and user, and the quarantine
@@ -78,14 +125,18 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     ///
     /// Waits for calls in progress to finish and holds off new ones until done.
     /// - important: Requires disk I/O.
-    /// - Throws: A file-system error.
+    /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
     public func removeAll() throws(FlatCacheError) {
-        try storage.locks.withAllLocks { () throws(FlatCacheError) in
-            try layout.channelsFile.remove()
-            try layout.usersFile.remove()
-            try FileSystem.removeDirectory(at: layout.messagesDirectory)
-            try FileSystem.removeDirectory(at: layout.quarantine.directory)
-        }
+        try storage.requireWritable()
+        try storage.locks.withAllLocks { () throws(FlatCacheError) in try removeData() }
+    }
+
+    /// Removes the data files and the quarantine; call with every lock held.
+    func removeData() throws(FlatCacheError) {
+        try layout.channelsFile.remove()
+        try layout.usersFile.remove()
+        try FileSystem.removeDirectory(at: layout.messagesDirectory)
+        try FileSystem.removeDirectory(at: layout.quarantine.directory)
     }
 }
 

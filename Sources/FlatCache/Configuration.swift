@@ -26,15 +26,63 @@ public struct Configuration: Sendable {
     /// the app bootstrapped for swift-log.
     public var logger: Logger
 
+    /// Whether the cache only reads: nothing in the folder is ever created,
+    /// written, moved or removed.
+    ///
+    /// Loads work with read permission alone, so a cache inside an app bundle,
+    /// on a read-only mount or owned by another user can be read. A damaged
+    /// file reads as a miss and is reported (``logger``, ``onDamagedFile``),
+    /// but stays where it is. Every write throws
+    /// ``FlatCacheError/readOnlyCache(_:)``. A folder FlatCache cannot write
+    /// (no write permission, a read-only mount) opens read-only even when
+    /// this is `false`; ``ChatCache/isReadOnly`` tells. The default is `false`.
+    public var readOnly: Bool
+
+    /// Whether opening a folder written with other record types erases its
+    /// cached data and starts over, instead of throwing
+    /// ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)``.
+    ///
+    /// An explicit choice, like GRDB's `eraseDatabaseOnSchemaChange`: the
+    /// erase is logged, and the `format` marker stays. To keep the data,
+    /// convert it instead with ``ChatCache/migrate(message:channel:user:)``.
+    /// The default is `false`.
+    public var eraseOnRecordTypeChange: Bool
+
+    /// Called for every damaged data file a load or ``ChatCache/verify(repair:progress:)``
+    /// finds, after it was moved aside (or, read-only, left in place); `nil` by default.
+    ///
+    /// Called on the thread that found it, with the file's lock held: keep it
+    /// short and do not call the cache from it.
+    ///
+    /// ```swift
+    /// var configuration = Configuration()
+    /// configuration.onDamagedFile = { file in print("cache miss:", file.path, file.problem) }
+    /// ```
+    public var onDamagedFile: (@Sendable (DamagedFile) -> Void)?
+
     /// A configuration with the given values; every argument has a sensible default.
+    ///
+    /// - Parameters:
+    ///   - maxMessagesPerChannel: See ``maxMessagesPerChannel``.
+    ///   - durability: See ``durability``.
+    ///   - logger: See ``logger``.
+    ///   - readOnly: See ``readOnly``.
+    ///   - eraseOnRecordTypeChange: See ``eraseOnRecordTypeChange``.
+    ///   - onDamagedFile: See ``onDamagedFile``.
     public init(
         maxMessagesPerChannel: Int = Configuration.defaultMaxMessagesPerChannel,
         durability: Durability = .atomic,
-        logger: Logger = Logger(label: "FlatCache")
+        logger: Logger = Logger(label: "FlatCache"),
+        readOnly: Bool = false,
+        eraseOnRecordTypeChange: Bool = false,
+        onDamagedFile: (@Sendable (DamagedFile) -> Void)? = nil
     ) {
         self.maxMessagesPerChannel = maxMessagesPerChannel
         self.durability = durability
         self.logger = logger
+        self.readOnly = readOnly
+        self.eraseOnRecordTypeChange = eraseOnRecordTypeChange
+        self.onDamagedFile = onDamagedFile
     }
 
     /// Throws ``FlatCacheError/invalidConfiguration(reason:)`` for a value out of range.

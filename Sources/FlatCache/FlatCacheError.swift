@@ -29,13 +29,26 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
     case unsupportedFormat(marker: String, directory: URL)
     /// The cache path exists but is a file, not a folder.
     case notADirectory(URL)
-    /// The folder holds other files but no `format` marker: it is not a cache,
-    /// and FlatCache will not write into (or later clear) someone else's folder.
+    /// The folder holds other files but no `format` marker (or, read-only, has no
+    /// marker at all): it is not a cache, and FlatCache will not write into (or
+    /// later clear) someone else's folder.
     case notACacheDirectory(URL)
     /// The operating system refused a file operation.
     case fileSystem(FileOperation, path: String, code: POSIXErrorCode)
     /// A record's `serialize()` threw.
     case serializationFailed(recordType: String, underlying: any Error)
+    /// A write was asked of a cache that only reads: opened with
+    /// ``Configuration/readOnly``, or in a folder FlatCache cannot write.
+    case readOnlyCache(URL)
+    /// The folder was written with other record types than the ones it is
+    /// opened with (an app that switched SDKs, say). Nothing was read or
+    /// moved: open it with the `cached` types, convert it with
+    /// ``ChatCache/migrate(message:channel:user:)``, or start over with
+    /// ``Configuration/eraseOnRecordTypeChange``.
+    case recordTypeMismatch(directory: URL, cached: RecordTypes, requested: RecordTypes)
+    /// A conversion closure given to ``ChatCache/migrate(message:channel:user:)`` threw;
+    /// the folder is unchanged.
+    case conversionFailed(recordType: String, underlying: any Error)
 
     /// The file operations FlatCache performs, named in ``FlatCacheError/fileSystem(_:path:code:)``.
     public enum FileOperation: String, Sendable {
@@ -75,11 +88,17 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
         case .notADirectory(let url):
             "\(url.path) is a file, not a folder: a cache needs a folder."
         case .notACacheDirectory(let url):
-            "\(url.path) holds other files and no 'format' marker: choose an empty or FlatCache folder."
+            "\(url.path) is not a FlatCache folder: it has no 'format' marker (a new cache needs an empty or missing folder)."
         case .fileSystem(let operation, let path, let code):
             "Could not \(operation.verb) \(path): \(String(cString: strerror(code.rawValue)))."
         case .serializationFailed(let type, let underlying):
             "Could not serialize a \(type): \(underlying)."
+        case .readOnlyCache(let url):
+            "The cache at \(url.path) is read-only: it can be loaded, not written."
+        case .recordTypeMismatch(let directory, let cached, let requested):
+            "The cache at \(directory.path) holds \(cached), not \(requested): open it with its own types, migrate it, or erase it."
+        case .conversionFailed(let type, let underlying):
+            "Could not convert a \(type): \(underlying)."
         }
     }
 }

@@ -15,7 +15,7 @@ import Testing
         let directory = folder.appending("nested/chat cache")
         _ = try ChatCache(directory: directory)
         #expect(try String(contentsOf: directory.appendingPathComponent("format"), encoding: .utf8) == "flatcache 1\n")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["format"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["format", "records"])
     }
 
     @Test func reopensItsOwnFolder() throws {
@@ -183,8 +183,8 @@ import Testing
         // When the user logs out
         try cache.removeAll()
 
-        // Then only the marker is left, and the cache still works
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["format"])
+        // Then only the marker and the record types are left, and the cache still works
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "records"])
         try cache.users.save([Fixtures.mina])
         #expect(try cache.users.load() == [Fixtures.mina])
     }

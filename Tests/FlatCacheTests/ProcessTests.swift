@@ -39,6 +39,6 @@ import Testing
         #expect(try cache.messages.load(in: "own-2").count == count)
         #expect(!FileManager.default.fileExists(atPath: folder.appending("quarantine").path))
         // and the folder holds only the cache's own files
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "messages"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "messages", "records"])
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 ///
 /// ```
 /// format                   "flatcache 1\n"
+/// records                  which record types wrote the folder
 /// channels.lines(.sha256)  group channels
 /// users.lines(.sha256)     users
 /// messages/<key>.lines(.sha256)  one channel's messages; key = hex SHA256 of the URL's UTF-8
@@ -23,11 +24,14 @@ struct CacheLayout: Sendable {
     /// The names FlatCache itself puts at the root, besides the marker.
     var ownNames: Set<String> {
         let files = [channelsFile, usersFile].map(\.name)
-        return Set(files + files.map { $0 + ".sha256" } + ["messages", "quarantine"])
+        return Set(files + files.map { $0 + ".sha256" } + ["records", "messages", "quarantine"])
     }
 
     /// The format marker file.
     var formatMarkerPath: String { root + "/format" }
+
+    /// The file naming the record types that wrote the folder.
+    var recordTypesPath: String { root + "/records" }
 
     /// The group channels.
     var channelsFile: RecordFile { RecordFile(path: root + "/channels.lines") }

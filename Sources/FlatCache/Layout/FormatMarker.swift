@@ -17,10 +17,17 @@ enum FormatMarker {
     /// Makes `layout.root` a cache folder of the current format, or explains why it is not one.
     ///
     /// Creates the folder when missing, writes the marker into an empty folder,
-    /// and accepts a folder whose marker matches.
-    static func prepare(_ layout: CacheLayout, directory: URL, synchronized: Bool) throws(FlatCacheError) {
+    /// and accepts a folder whose marker matches. With `readOnly`, creates and
+    /// changes nothing: the folder must exist and carry the marker.
+    ///
+    /// - Returns: Whether the folder can be written: `false` when `readOnly`,
+    ///   or when the marker or folder refuses writing (permissions, a read-only mount).
+    static func prepare(
+        _ layout: CacheLayout, directory: URL, synchronized: Bool, readOnly: Bool
+    ) throws(FlatCacheError) -> Bool {
         switch try FileSystem.entry(at: layout.root, followingLinks: true) {
         case .file, .other: throw .notADirectory(directory)
+        case .missing where readOnly: throw .notACacheDirectory(directory)
         case .missing: try FileSystem.createDirectory(at: layout.root)
         case .directory: break
         }
@@ -30,9 +37,13 @@ enum FormatMarker {
                 throw .unsupportedFormat(
                     marker: text.trimmingCharacters(in: .whitespacesAndNewlines), directory: directory)
             }
+            guard !readOnly, FileSystem.isWritable(folder: layout.root, file: layout.formatMarkerPath) else {
+                return false
+            }
             try removeLinkedFolders(layout)
-            return
+            return true
         }
+        guard !readOnly else { throw .notACacheDirectory(directory) }
         // Hidden names (a crash's temporary files, .DS_Store) do not make a folder someone else's.
         let foreign = try FileSystem.contentsOfDirectory(at: layout.root).filter {
             !$0.hasPrefix(".") && !layout.ownNames.contains($0)
@@ -40,6 +51,7 @@ enum FormatMarker {
         guard foreign.isEmpty else { throw .notACacheDirectory(directory) }
         try removeLinkedFolders(layout)
         try FileSystem.replaceFile(at: layout.formatMarkerPath, with: contents, synchronized: synchronized)
+        return true
     }
 
     /// Removes a symbolic link (or anything but a folder) standing where

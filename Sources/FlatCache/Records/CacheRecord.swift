@@ -25,6 +25,21 @@ public protocol CacheRecord: Sendable {
     /// - Throws: Any error when the bytes do not make a record; a load then
     ///   treats the whole file as corrupt (a cache miss) and moves it aside.
     init(serializedData: Data) throws
+
+    /// The name a cache folder records for this type, so that a folder written
+    /// with other types is refused at open instead of read as corrupt.
+    ///
+    /// The default is the module-qualified type name (`String(reflecting:)`),
+    /// such as `FlatCache.ChatMessage`. Give a fixed name to keep reading a
+    /// folder after renaming the type or its module; give a new name when the
+    /// bytes ``serialize()`` writes change incompatibly. One line of text:
+    /// no newline.
+    static var recordTypeName: String { get }
+}
+
+extension CacheRecord {
+    /// The module-qualified type name, such as `MyApp.SDKMessage`.
+    public static var recordTypeName: String { String(reflecting: Self.self) }
 }
 
 /// A chat message the message store can cache.

@@ -156,25 +156,34 @@ enum FileSystem {
         return String(cString: resolved)
     }
 
-    /// Opens the file at `path` for locking (read and write, never created).
+    /// Whether this process may create files in `folder` and write `file`:
+    /// `false` for missing permissions and on a read-only mount.
+    static func isWritable(folder: String, file: String) -> Bool {
+        access(folder, W_OK | X_OK) == 0 && access(file, W_OK) == 0
+    }
+
+    /// Opens the file at `path` for locking (never created): read and write
+    /// for exclusive locks, read only for `shared` ones.
     ///
     /// - Returns: The descriptor, or `nil` when the file does not exist.
-    static func openForLocking(_ path: String) throws(FlatCacheError) -> Int32? {
-        guard let descriptor = retryingOnInterrupt({ open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }) else {
+    static func openForLocking(_ path: String, shared: Bool) throws(FlatCacheError) -> Int32? {
+        let mode = shared ? O_RDONLY : O_RDWR
+        guard let descriptor = retryingOnInterrupt({ open(path, mode | O_CLOEXEC | O_NOFOLLOW) }) else {
             if errno == ENOENT { return nil }
             throw failure(.open, path, errno)
         }
         return descriptor
     }
 
-    /// Waits for an exclusive advisory lock that other processes (and other
-    /// descriptors in this one) respect: on Linux the bytes `range` of the
-    /// file (an open-file-description lock), elsewhere the whole file (`flock`).
+    /// Waits for an advisory lock that other processes (and other descriptors
+    /// in this one) respect: on Linux the bytes `range` of the file (an
+    /// open-file-description lock), elsewhere the whole file (`flock`).
+    /// Exclusive, or `shared` (a reader's lock, which needs only read access).
     /// Closing the descriptor releases it.
-    static func lock(_ descriptor: Int32, bytes range: Range<Int>, path: String) throws(FlatCacheError) {
+    static func lock(_ descriptor: Int32, bytes range: Range<Int>, shared: Bool, path: String) throws(FlatCacheError) {
         #if os(Linux)
         var request = flock()
-        request.l_type = Int16(F_WRLCK)
+        request.l_type = Int16(shared ? F_RDLCK : F_WRLCK)
         request.l_whence = Int16(SEEK_SET)
         request.l_start = off_t(range.lowerBound)
         request.l_len = off_t(range.count)
@@ -182,7 +191,7 @@ enum FileSystem {
             if errno != EINTR { throw failure(.open, path, errno) }
         }
         #else
-        while flock(descriptor, LOCK_EX) != 0 {
+        while flock(descriptor, shared ? LOCK_SH : LOCK_EX) != 0 {
             if errno != EINTR { throw failure(.open, path, errno) }
         }
         #endif
@@ -194,7 +203,7 @@ enum FileSystem {
     private static let openFileDescriptionSetLockWait: Int32 = 38
     #endif
 
-    /// Closes a descriptor from ``openForLocking(_:)``, releasing its locks.
+    /// Closes a descriptor from ``openForLocking(_:shared:)``, releasing its locks.
     static func closeLock(_ descriptor: Int32) {
         _ = close(descriptor)
     }

@@ -39,12 +39,18 @@ final class LockStripes: Sendable {
     nonisolated(unsafe) private static var registry = [String: LockStripes]()
 
     /// Runs `body` holding the stripe for `path`.
-    func withLock<T>(for path: String, _ body: () throws(FlatCacheError) -> T) throws(FlatCacheError) -> T {
+    ///
+    /// - Parameter shared: Take the other processes' side of the lock as a
+    ///   reader (a read-only cache, which may not open the marker for
+    ///   writing): it still excludes every writer.
+    func withLock<T>(
+        for path: String, shared: Bool = false, _ body: () throws(FlatCacheError) -> T
+    ) throws(FlatCacheError) -> T {
         let index = stripe(for: path)
         let lock = locks[index]
         lock.lock()
         defer { lock.unlock() }
-        let descriptor = try lockAcrossProcesses(bytes: index..<index + 1)
+        let descriptor = try lockAcrossProcesses(bytes: index..<index + 1, shared: shared)
         defer { descriptor.map(FileSystem.closeLock) }
         return try body()
     }
@@ -53,7 +59,7 @@ final class LockStripes: Sendable {
     func withAllLocks<T>(_ body: () throws(FlatCacheError) -> T) throws(FlatCacheError) -> T {
         for lock in locks { lock.lock() }
         defer { for lock in locks.reversed() { lock.unlock() } }
-        let descriptor = try lockAcrossProcesses(bytes: 0..<locks.count)
+        let descriptor = try lockAcrossProcesses(bytes: 0..<locks.count, shared: false)
         defer { descriptor.map(FileSystem.closeLock) }
         return try body()
     }
@@ -61,10 +67,10 @@ final class LockStripes: Sendable {
     /// Locks `bytes` of the marker through a new descriptor; `nil` when the
     /// marker is gone (the folder was removed from outside: nothing to guard
     /// until a save recreates it and the next open marks it again).
-    private func lockAcrossProcesses(bytes: Range<Int>) throws(FlatCacheError) -> Int32? {
-        guard let descriptor = try FileSystem.openForLocking(lockFilePath) else { return nil }
+    private func lockAcrossProcesses(bytes: Range<Int>, shared: Bool) throws(FlatCacheError) -> Int32? {
+        guard let descriptor = try FileSystem.openForLocking(lockFilePath, shared: shared) else { return nil }
         do {
-            try FileSystem.lock(descriptor, bytes: bytes, path: lockFilePath)
+            try FileSystem.lock(descriptor, bytes: bytes, shared: shared, path: lockFilePath)
         } catch {
             FileSystem.closeLock(descriptor)
             throw error

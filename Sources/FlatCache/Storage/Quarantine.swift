@@ -7,7 +7,9 @@ struct Quarantine: Sendable {
     /// The quarantine folder's path.
     let directory: String
 
-    /// Moves `file` and its sidecar (whichever exist) into a new incident folder.
+    /// Moves `file` and its sidecar (whichever exist) into a new incident
+    /// folder, and their temporary files too when they are not regular files
+    /// (a folder there would make every write fail).
     ///
     /// - Returns: The incident folder's path.
     func isolate(_ file: RecordFile) throws(FlatCacheError) -> String {
@@ -17,6 +19,12 @@ struct Quarantine: Sendable {
         try FileSystem.createDirectory(at: incident)
         for path in [file.path, file.sidecarPath] where try FileSystem.entry(at: path) != .missing {
             try FileSystem.moveFile(at: path, to: incident + "/" + FileSystem.name(of: path))
+        }
+        for path in [file.path, file.sidecarPath].map(FileSystem.temporaryPath(for:)) {
+            switch try FileSystem.entry(at: path) {
+            case .missing, .file: continue
+            case .directory, .other: try FileSystem.moveFile(at: path, to: incident + "/" + FileSystem.name(of: path))
+            }
         }
         return incident
     }

@@ -33,8 +33,11 @@ struct RecordFile: Sendable, Hashable {
 
     /// Reads the data file and checks it against its sidecar.
     ///
+    /// - Parameter finishing: Whether to rename a waiting sidecar into place
+    ///   when a crash cut a replace short (``finishInterruptedReplace(digest:finishing:)``);
+    ///   `false` for a read-only cache, which reads such a pair without renaming.
     /// - Throws: ``FlatCacheError/fileSystem(_:path:code:)`` when a file cannot be read.
-    func read() throws(FlatCacheError) -> Contents {
+    func read(finishing: Bool = true) throws(FlatCacheError) -> Contents {
         let data: Data
         let sidecar: Data?
         do {
@@ -52,7 +55,7 @@ struct RecordFile: Sendable, Hashable {
                 throw .digestMismatch(recorded: recorded.hex, actual: actual.hex)
             }
         } catch {
-            guard try finishInterruptedReplace(digest: actual) else { return .corrupt(error) }
+            guard try finishInterruptedReplace(digest: actual, finishing: finishing) else { return .corrupt(error) }
         }
         do throws(Corruption) {
             return .records(try RecordLines.decode(data))
@@ -64,10 +67,10 @@ struct RecordFile: Sendable, Hashable {
     /// Finishes a replace that a crash cut between the data file's rename and
     /// its sidecar's: the new sidecar then waits, complete, in its temporary
     /// file (both are written before either rename). When that sidecar
-    /// matches the data, rename it into place.
+    /// matches the data, rename it into place (when `finishing`).
     ///
-    /// - Returns: Whether the pair is whole now. Call with the file's lock held.
-    private func finishInterruptedReplace(digest: SHA256Digest) throws(FlatCacheError) -> Bool {
+    /// - Returns: Whether the data is whole. Call with the file's lock held.
+    private func finishInterruptedReplace(digest: SHA256Digest, finishing: Bool) throws(FlatCacheError) -> Bool {
         let pending = FileSystem.temporaryPath(for: sidecarPath)
         let contents: Data?
         do {
@@ -76,11 +79,14 @@ struct RecordFile: Sendable, Hashable {
             return false
         }
         guard let contents, (try? Sidecar.digest(in: contents, name: name)) == digest else { return false }
-        try FileSystem.moveFile(at: pending, to: sidecarPath)
+        if finishing { try FileSystem.moveFile(at: pending, to: sidecarPath) }
         return true
     }
 
-    /// Writes `records` unless the file already holds exactly these bytes.
+    /// Writes `records` unless the data file and its sidecar already hold
+    /// exactly these bytes, as read back from disk: a file damaged in place
+    /// (even at the same size, with its sidecar intact) is rewritten, so the
+    /// save heals it.
     ///
     /// The data file is replaced first, then the sidecar, each atomically; a
     /// crash between the two leaves a pair that fails its check and reads as
@@ -100,14 +106,18 @@ struct RecordFile: Sendable, Hashable {
         try FileSystem.removeFile(at: sidecarPath)
     }
 
-    /// Whether the sidecar on disk is `sidecar` and the data file has `body`'s size:
-    /// the same digest means the same bytes, so there is nothing to write.
+    /// Whether the sidecar on disk is `sidecar` and the data file's bytes are
+    /// `body`. Comparing the bytes themselves, not the sidecar's digest, is what
+    /// proves them: a byte flipped on disk leaves the sidecar and the size as
+    /// they were. Reading from the page cache and `memcmp` cost a fraction of
+    /// the SHA256 the new content already needed.
     private func isHolding(body: Data, sidecar: Data) throws(FlatCacheError) -> Bool {
         guard try FileSystem.entry(at: path) == .file(size: body.count) else { return false }
         do {
-            return try FileSystem.contentsOfFile(at: sidecarPath) == sidecar
+            guard try FileSystem.contentsOfFile(at: sidecarPath) == sidecar else { return false }
+            return try FileSystem.contentsOfFile(at: path) == body
         } catch where FileSystem.isNotARegularFile(error) {
-            return false  // a link where the sidecar belongs: the write replaces it
+            return false  // a link or folder where a file belongs: the write deals with it
         }
     }
 }

@@ -2,29 +2,44 @@ import Foundation
 import Logging
 
 /// Typed, locked access to record files: the one place where records become
-/// lines and back, where corrupt files are moved aside and logged, and where
-/// a file's lock is held across read-modify-write.
+/// lines and back, where damaged files are moved aside (or, read-only, left
+/// in place) and reported, and where a file's lock is held across
+/// read-modify-write.
 struct RecordStorage: Sendable {
+    /// The cache folder's path, for paths reported relative to it.
+    let root: String
     /// Whether writes `fsync` (``Durability/synchronized``).
     let synchronized: Bool
-    /// Where corrupt files go.
+    /// The folder as the app named it, when the cache only reads: every write
+    /// then throws ``FlatCacheError/readOnlyCache(_:)``; `nil` when it writes.
+    let readOnlyDirectory: URL?
+    /// Where damaged files go.
     let quarantine: Quarantine
-    /// Where corrupt files are reported.
+    /// Where damaged files are logged.
     let logger: Logger
+    /// Where damaged files are reported to the app.
+    let onDamagedFile: (@Sendable (DamagedFile) -> Void)?
     /// One lock per file (striped).
     let locks: LockStripes
 
-    /// The records in `file`; `[]` when it is missing or corrupt (then moved aside and logged).
+    /// Whether the cache only reads.
+    var isReadOnly: Bool { readOnlyDirectory != nil }
+
+    /// The records in `file`; `[]` when it is missing or damaged (then reported and, unless read-only, moved aside).
     func read<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R] {
-        try locks.withLock(for: file.path) { () throws(FlatCacheError) in try readLocked(file, as: type) }
+        try readIfPresent(file, as: type) ?? []
+    }
+
+    /// The records in `file`; `nil` when it is missing or damaged (then reported and, unless read-only, moved aside).
+    func readIfPresent<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]? {
+        try withLock(file) { () throws(FlatCacheError) in try readLocked(file, as: type) }
     }
 
     /// Makes `records` the whole content of `file`, skipping the write when nothing changed.
     func replace<R: CacheRecord>(_ file: RecordFile, with records: [R]) throws(FlatCacheError) -> RecordFile.WriteOutcome {
+        try requireWritable()
         let lines = try serialize(records)
-        return try locks.withLock(for: file.path) { () throws(FlatCacheError) in
-            try file.write(lines, synchronized: synchronized)
-        }
+        return try withLock(file) { () throws(FlatCacheError) in try writeLocked(file, lines) }
     }
 
     /// Reads `file`, hands its records to `transform` and writes what it returns,
@@ -32,17 +47,18 @@ struct RecordStorage: Sendable {
     func update<R: CacheRecord>(
         _ file: RecordFile, as type: R.Type, _ transform: ([R]) throws(FlatCacheError) -> [R]
     ) throws(FlatCacheError) -> RecordFile.WriteOutcome {
-        try locks.withLock(for: file.path) { () throws(FlatCacheError) in
-            let updated = try transform(try readLocked(file, as: type))
-            return try file.write(try serialize(updated), synchronized: synchronized)
+        try requireWritable()
+        return try withLock(file) { () throws(FlatCacheError) in
+            let updated = try transform(try readLocked(file, as: type) ?? [])
+            return try writeLocked(file, try serialize(updated))
         }
     }
 
     /// What `file` holds, checked like a load but moving nothing: its record
     /// count, `nil` when it does not exist, or why it cannot be trusted.
     func inspect<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> Result<Int, Corruption>? {
-        try locks.withLock(for: file.path) { () throws(FlatCacheError) in
-            switch try file.read() {
+        try withLock(file) { () throws(FlatCacheError) in
+            switch try file.read(finishing: !isReadOnly) {
             case .missing: return nil
             case .corrupt(let corruption): return .failure(corruption)
             case .records(let lines):
@@ -55,23 +71,40 @@ struct RecordStorage: Sendable {
         }
     }
 
-    /// Moves `file` aside as a load does when it finds it corrupt, and logs it.
-    func isolate(_ file: RecordFile, because corruption: Corruption) throws(FlatCacheError) -> String {
-        try locks.withLock(for: file.path) { () throws(FlatCacheError) in try quarantineAndLog(file, corruption) }
+    /// Reports `file` as damaged and, when `moving` and not read-only, moves it aside as a load does.
+    ///
+    /// - Returns: Where it was moved, inside the cache folder; `nil` when left in place.
+    func isolate(_ file: RecordFile, because corruption: Corruption, moving: Bool) throws(FlatCacheError) -> String? {
+        try withLock(file) { () throws(FlatCacheError) in try report(file, corruption, moving: moving) }
     }
 
     /// Removes `file` and its sidecar.
     func remove(_ file: RecordFile) throws(FlatCacheError) {
-        try locks.withLock(for: file.path) { () throws(FlatCacheError) in try file.remove() }
+        try requireWritable()
+        try withLock(file) { () throws(FlatCacheError) in try file.remove() }
+    }
+
+    /// Throws ``FlatCacheError/readOnlyCache(_:)`` when the cache only reads.
+    func requireWritable() throws(FlatCacheError) {
+        if let readOnlyDirectory { throw .readOnlyCache(readOnlyDirectory) }
+    }
+
+    /// `path` relative to the cache folder, as reports name files.
+    func relative(_ path: String) -> String {
+        path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
     }
 
     // MARK: - Helpers
 
-    private func readLocked<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R] {
+    private func withLock<T>(_ file: RecordFile, _ body: () throws(FlatCacheError) -> T) throws(FlatCacheError) -> T {
+        try locks.withLock(for: file.path, shared: isReadOnly, body)
+    }
+
+    private func readLocked<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]? {
         let corruption: Corruption
-        switch try file.read() {
+        switch try file.read(finishing: !isReadOnly) {
         case .missing:
-            return []
+            return nil
         case .records(let lines):
             do {
                 return try decode(lines, as: type)
@@ -81,16 +114,36 @@ struct RecordStorage: Sendable {
         case .corrupt(let found):
             corruption = found
         }
-        _ = try quarantineAndLog(file, corruption)
-        return []
+        _ = try report(file, corruption)
+        return nil
     }
 
-    private func quarantineAndLog(_ file: RecordFile, _ corruption: Corruption) throws(FlatCacheError) -> String {
-        let incident = try quarantine.isolate(file)
-        logger.warning(
-            "FlatCache moved a corrupt file aside and treats it as a cache miss",
-            metadata: ["file": "\(file.path)", "reason": "\(corruption)", "movedTo": "\(incident)"])
-        return incident
+    /// Writes `lines` into `file`. A folder, link or device standing where the
+    /// file, its sidecar or their temporary files belong would make every write
+    /// fail; it is moved aside like a damaged file, and the write tried again.
+    private func writeLocked(_ file: RecordFile, _ lines: [Data]) throws(FlatCacheError) -> RecordFile.WriteOutcome {
+        do {
+            return try file.write(lines, synchronized: synchronized)
+        } catch where FileSystem.isNotARegularFile(error) {
+            _ = try report(file, .notARegularFile)
+            return try file.write(lines, synchronized: synchronized)
+        }
+    }
+
+    /// Tells the app about a damaged `file` and moves it aside when `moving`
+    /// (never read-only). A load (`moving`, or read-only) also logs it; a
+    /// verify that only checks reports through its result instead.
+    private func report(_ file: RecordFile, _ corruption: Corruption, moving: Bool = true) throws(FlatCacheError) -> String? {
+        let movedTo = moving && !isReadOnly ? relative(try quarantine.isolate(file)) : nil
+        if moving {
+            logger.warning(
+                movedTo == nil
+                    ? "FlatCache found a damaged file in a read-only cache and treats it as a cache miss"
+                    : "FlatCache moved a damaged file aside and treats it as a cache miss",
+                metadata: ["file": "\(file.path)", "reason": "\(corruption)", "movedTo": "\(movedTo ?? "")"])
+        }
+        onDamagedFile?(DamagedFile(path: relative(file.path), problem: corruption.description, movedTo: movedTo))
+        return movedTo
     }
 
     private func decode<R: CacheRecord>(_ lines: [Data], as type: R.Type) throws(Corruption) -> [R] {

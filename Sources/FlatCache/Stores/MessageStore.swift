@@ -55,6 +55,43 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         try storage.read(try layout.messagesFile(forChannel: channelURL), as: Message.self)
     }
 
+    /// The cached messages of a channel, oldest first, or `nil` when the
+    /// channel was never cached: tells "show a spinner" (`nil`) from "no
+    /// messages yet" (`[]`, after a save or ``replace(_:in:)`` of an empty list).
+    ///
+    /// ```swift
+    /// switch try cache.messages.loadIfCached(in: channelURL) {
+    /// case nil: showSpinner()
+    /// case let messages?: show(messages)            // may be empty: "no messages yet"
+    /// }
+    /// ```
+    /// A damaged file is reported, moved aside and read as `nil`, like a
+    /// channel never cached: the cache does not know its messages.
+    /// - important: Requires disk I/O.
+    /// - Parameter channelURL: The channel's URL.
+    /// - Returns: The messages, or `nil` when none were ever cached for the channel.
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func loadIfCached(in channelURL: String) throws(FlatCacheError) -> [Message]? {
+        try storage.readIfPresent(try layout.messagesFile(forChannel: channelURL), as: Message.self)
+    }
+
+    /// The newest `limit` cached messages of a channel, oldest first: the
+    /// first screen of a chat view.
+    ///
+    /// ```swift
+    /// let screen = try cache.messages.loadLatest(in: channelURL, limit: 30)
+    /// ```
+    /// - important: Requires disk I/O.
+    /// - Parameters:
+    ///   - channelURL: The channel's URL.
+    ///   - limit: How many at most; 0 or more.
+    /// - Returns: Up to `limit` messages, the newest ones, oldest first; `[]` when none are cached.
+    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func loadLatest(in channelURL: String, limit: Int) throws(FlatCacheError) -> [Message] {
+        guard limit >= 0 else { throw .invalidLimit(limit) }
+        return Array(try load(in: channelURL).suffix(limit))
+    }
+
     /// Up to `limit` cached messages created before `timestamp`: the ones
     /// nearest to it, oldest first. Use it to page back through history.
     ///
