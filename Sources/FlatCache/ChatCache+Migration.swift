@@ -1,0 +1,77 @@
+import Foundation
+
+extension ChatCache {
+    /// Converts this cache's folder to other record types and opens it with
+    /// them: for an app that switched chat SDKs, or changed its record bytes.
+    ///
+    /// Open the folder with the types it holds (the `cached` names of
+    /// ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)``),
+    /// then migrate:
+    ///
+    /// ```swift
+    /// func openCache(_ folder: URL) throws -> ChatCache<SDKMessage, SDKChannel, SDKUser> {
+    ///     do {
+    ///         return try ChatCache<SDKMessage, SDKChannel, SDKUser>(directory: folder)
+    ///     } catch .recordTypeMismatch(_, let cached, _) where cached == ChatCache<ChatMessage, ChatChannel, ChatUser>.recordTypes {
+    ///         return try ChatCache(directory: folder).migrate(
+    ///             message: { SDKMessage($0) }, channel: { SDKChannel($0) }, user: { SDKUser($0) })
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Every record is read and converted before anything is written, so a
+    /// conversion that throws leaves the folder as it was. Then, holding every
+    /// lock, the old data files are removed, the new types recorded and the
+    /// converted records saved with this cache's configuration (retention
+    /// and the caching rules apply). A crash in that last step leaves a cache
+    /// of the new types holding part of the data, never a mix of types.
+    /// Channels cached with no messages, and damaged files (reported and
+    /// moved aside as by a load), are not carried over. This instance should
+    /// not be used afterwards: its types no longer match the folder.
+    ///
+    /// - important: Requires disk I/O; reads the whole cache into memory.
+    /// - Parameters:
+    ///   - message: The new record for a cached message; `nil` leaves it out.
+    ///   - channel: The new record for a cached channel; `nil` leaves it out.
+    ///   - user: The new record for a cached user; `nil` leaves it out.
+    /// - Returns: The cache, opened with the new types.
+    /// - Throws: ``FlatCacheError/conversionFailed(recordType:underlying:)`` when a
+    ///   closure throws, ``FlatCacheError/readOnlyCache(_:)``, or a
+    ///   serialization or file-system error.
+    public func migrate<NewMessage: MessageRecord, NewChannel: ChannelRecord, NewUser: UserRecord>(
+        message: (Message) throws -> NewMessage?,
+        channel: (Channel) throws -> NewChannel?,
+        user: (User) throws -> NewUser?
+    ) throws(FlatCacheError) -> ChatCache<NewMessage, NewChannel, NewUser> {
+        try storage.requireWritable()
+        let newMessages = try Self.convert(try messages.loadAll(), with: message)
+        let newChannels = try Self.convert(try channels.load(), with: channel)
+        let newUsers = try Self.convert(try users.load(), with: user)
+        let types = ChatCache<NewMessage, NewChannel, NewUser>.recordTypes
+        try storage.locks.withAllLocks { () throws(FlatCacheError) in
+            try removeData()
+            try RecordTypesFile.write(types, layout, synchronized: storage.synchronized)
+        }
+        let migrated = try ChatCache<NewMessage, NewChannel, NewUser>(opening: directory, configuration: configuration)
+        if !newChannels.isEmpty { try migrated.channels.replace(with: newChannels) }
+        if !newMessages.isEmpty { try migrated.messages.save(newMessages) }
+        if !newUsers.isEmpty { try migrated.users.save(newUsers) }
+        return migrated
+    }
+
+    /// Each record converted, those converted to `nil` left out.
+    private static func convert<Old, New>(
+        _ records: [Old], with conversion: (Old) throws -> New?
+    ) throws(FlatCacheError) -> [New] {
+        var converted = [New]()
+        converted.reserveCapacity(records.count)
+        for record in records {
+            do {
+                if let new = try conversion(record) { converted.append(new) }
+            } catch {
+                throw .conversionFailed(recordType: String(describing: Old.self), underlying: error)
+            }
+        }
+        return converted
+    }
+}
