@@ -37,7 +37,7 @@ extension ChatCache {
         repair: Bool = false, progress: (_ checked: Int, _ total: Int) -> Void = { _, _ in }
     ) throws(FlatCacheError) -> [VerifiedFile] {
         if repair { try storage.requireWritable() }
-        let messageFiles = try messages.files()
+        let messageFiles = try layout.messageFiles()
         let total = 2 + messageFiles.count
         var results = [VerifiedFile]()
         func check<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) {

@@ -57,4 +57,14 @@ struct CacheLayout: Sendable {
         let key = SHA256Digest(of: Data(channelURL.utf8)).hex
         return RecordFile(path: messagesDirectory + "/" + key + ".lines")
     }
+
+    /// The message files in `messages/`, by name: names of 64 lowercase hex
+    /// digits and `.lines`; anything else there is not a data file.
+    func messageFiles() throws(FlatCacheError) -> [RecordFile] {
+        guard try FileSystem.entry(at: messagesDirectory) == .directory else { return [] }
+        return try FileSystem.contentsOfDirectory(at: messagesDirectory).compactMap { name in
+            guard name.hasSuffix(".lines"), SHA256Digest(hex: Array(name.utf8.dropLast(6))) != nil else { return nil }
+            return RecordFile(path: messagesDirectory + "/" + name)
+        }
+    }
 }

@@ -39,6 +39,23 @@ enum FileSystem {
         }
     }
 
+    /// When the file at `path` was last modified, in milliseconds since 1970;
+    /// `nil` when there is none. A final symbolic link is not followed.
+    static func modificationTime(at path: String) throws(FlatCacheError) -> Int64? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw failure(.read, path, code)
+        }
+        #if canImport(Darwin)
+        let time = info.st_mtimespec
+        #else
+        let time = info.st_mtim
+        #endif
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
     /// The whole contents of the file at `path`, or `nil` when there is none.
     ///
     /// One `open`, one `fstat` and reads into a buffer of the file's size.

@@ -179,18 +179,10 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// - Throws: A file-system error.
     public func loadAll() throws(FlatCacheError) -> [Message] {
         var all = [Message]()
-        for file in try files() { all += try storage.read(file, as: Message.self) }
+        for file in try layout.messageFiles() { all += try storage.read(file, as: Message.self) }
         return all
     }
 
-    /// The message files in `messages/`: names of 64 lowercase hex digits and `.lines`; anything else is not read.
-    func files() throws(FlatCacheError) -> [RecordFile] {
-        guard try FileSystem.entry(at: layout.messagesDirectory) == .directory else { return [] }
-        return try FileSystem.contentsOfDirectory(at: layout.messagesDirectory).compactMap { name in
-            guard name.hasSuffix(".lines"), SHA256Digest(hex: Array(name.utf8.dropLast(6))) != nil else { return nil }
-            return RecordFile(path: layout.messagesDirectory + "/" + name)
-        }
-    }
 
     /// Removes a channel's cached messages; a channel with none is fine.
     ///

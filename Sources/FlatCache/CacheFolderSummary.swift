@@ -1,0 +1,82 @@
+public import Foundation
+
+/// What a cache folder holds, read without decoding a single record: for
+/// tools that meet folders written with any record types.
+///
+/// Opens nothing for writing and changes nothing: every data file is checked
+/// against its sidecar and its Base64, then counted by lines.
+///
+/// ```swift
+/// let summary = try CacheFolderSummary.read(directory: folder)
+/// print(summary.recordTypes?.messages ?? "unknown", summary.files.map(\.records).reduce(0, +))
+/// ```
+public struct CacheFolderSummary: Sendable, Hashable, Codable {
+    /// What a data file holds.
+    public enum Role: String, Sendable, Hashable, Codable {
+        /// `channels.lines`.
+        case channels
+        /// `users.lines`.
+        case users
+        /// One channel's `messages/<key>.lines`.
+        case messages
+    }
+
+    /// One data file, as found.
+    public struct File: Sendable, Hashable, Codable {
+        /// The data file's path inside the cache folder, such as `messages/<key>.lines`.
+        public let path: String
+        /// What it holds.
+        public let role: Role
+        /// How many records (lines) it holds; 0 when it is damaged.
+        public let records: Int
+        /// The data file's size in bytes.
+        public let bytes: Int
+        /// When it was last written, in milliseconds since 1970.
+        public let modifiedAt: Int64
+        /// Why it cannot be trusted, or `nil` when its sidecar and Base64 check out.
+        /// Records are not decoded, so one that would not decode is not found here.
+        public let problem: String?
+    }
+
+    /// The record types the folder names, or `nil` for a folder written before it named them.
+    public let recordTypes: RecordTypes?
+    /// Every data file: channels and users first, then message files by name.
+    public let files: [File]
+
+    /// Reads the summary of the cache folder at `directory`.
+    ///
+    /// - important: Requires disk I/O; reads every data file.
+    /// - Parameter directory: A FlatCache folder; read permission is enough.
+    /// - Returns: The folder's record types and data files.
+    /// - Throws: ``FlatCacheError/notADirectory(_:)``, ``FlatCacheError/notACacheDirectory(_:)``,
+    ///   ``FlatCacheError/unsupportedFormat(marker:directory:)``, or a file-system error.
+    public static func read(directory: URL) throws(FlatCacheError) -> CacheFolderSummary {
+        _ = try FormatMarker.prepare(
+            CacheLayout(root: directory.path), directory: directory, synchronized: false, readOnly: true)
+        let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path))
+        let locks = LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath)
+        var files = [File]()
+        func add(_ file: RecordFile, _ role: Role) throws(FlatCacheError) {
+            let (contents, entry, modifiedAt) = try locks.withLock(for: file.path, shared: true) {
+                () throws(FlatCacheError) in
+                (try file.read(finishing: false), try FileSystem.entry(at: file.path),
+                 try FileSystem.modificationTime(at: file.path))
+            }
+            let records: Int
+            let problem: String?
+            switch contents {
+            case .missing: return
+            case .records(let lines): (records, problem) = (lines.count, nil)
+            case .corrupt(let corruption): (records, problem) = (0, corruption.description)
+            }
+            let bytes = if case .file(let size) = entry { size } else { 0 }
+            files.append(File(
+                path: String(file.path.dropFirst(layout.root.count + 1)), role: role, records: records,
+                bytes: bytes, modifiedAt: modifiedAt ?? 0, problem: problem))
+        }
+        try add(layout.channelsFile, .channels)
+        try add(layout.usersFile, .users)
+        for file in try layout.messageFiles() { try add(file, .messages) }
+        return CacheFolderSummary(recordTypes: try RecordTypesFile.read(layout), files: files)
+    }
+}
