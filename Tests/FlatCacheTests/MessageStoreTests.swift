@@ -182,3 +182,40 @@ import Testing
         #expect(try cache.messages.load(in: "b") == Fixtures.messages(2, in: "b"))
     }
 }
+
+/// The first screen of a chat view, and "never cached" told from "cached as empty".
+@Suite struct MessageStoreFirstScreenTests {
+    let folder: TemporaryFolder
+    let cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
+    let url = Fixtures.channelURL
+
+    init() throws {
+        folder = try TemporaryFolder()
+        cache = try ChatCache(directory: folder.url)
+    }
+
+    @Test func loadLatestGivesTheNewestMessagesOldestFirst() throws {
+        try cache.messages.save(Fixtures.messages(50).shuffled())
+        #expect(try cache.messages.loadLatest(in: url, limit: 3).map(\.messageID) == [48, 49, 50])
+        #expect(try cache.messages.loadLatest(in: url, limit: 80).count == 50)
+        #expect(try cache.messages.loadLatest(in: url, limit: 0).isEmpty)
+        #expect(try cache.messages.loadLatest(in: "never cached", limit: 30).isEmpty)
+        #expect { try cache.messages.loadLatest(in: url, limit: -1) } throws: { error in
+            guard case FlatCacheError.invalidLimit(-1) = error else { return false }
+            return true
+        }
+    }
+
+    @Test func loadIfCachedTellsNeverCachedFromCachedAsEmpty() throws {
+        #expect(try cache.messages.loadIfCached(in: url) == nil)
+
+        try cache.messages.replace([], in: url)
+        #expect(try cache.messages.loadIfCached(in: url) == [])
+
+        try cache.messages.save(Fixtures.messages(2))
+        #expect(try cache.messages.loadIfCached(in: url) == Fixtures.messages(2))
+
+        try cache.messages.removeAll(in: url)
+        #expect(try cache.messages.loadIfCached(in: url) == nil)
+    }
+}

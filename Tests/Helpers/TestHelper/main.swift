@@ -13,6 +13,10 @@ import Foundation
 // Every message it writes is `CrashRecords.message(channel:id:version:)`, so a
 // checker can tell a saved record from anything else.
 //
+// `flatcache-test-helper read <folder> <channel>` opens the cache (read-only
+// when it cannot write), prints what it holds and the damaged files it met,
+// then tries one save and prints how it failed. For tests run as another user.
+//
 // Exit status 2 for bad arguments, 1 for an error.
 
 func fail(_ message: String, status: Int32) -> Never {
@@ -21,12 +25,28 @@ func fail(_ message: String, status: Int32) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 5 else {
-    fail("usage: flatcache-test-helper upsert <folder> <worker> <count> | churn <folder> <seed> <atomic|synchronized>", status: 2)
+guard arguments.count == 5 || (arguments.count == 4 && arguments[1] == "read") else {
+    fail(
+        "usage: flatcache-test-helper upsert <folder> <worker> <count> | churn <folder> <seed> <atomic|synchronized>"
+            + " | read <folder> <channel>", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
 do {
     switch arguments[1] {
+    case "read":
+        let damaged = DamagedFiles()
+        let cache = try ChatCache(directory: folder, configuration: Configuration(onDamagedFile: damaged.add))
+        print("readOnly \(cache.isReadOnly)")
+        print("channels \(try cache.channels.load().count)")
+        print("messages \(try cache.messages.load(in: arguments[3]).count)")
+        print("users \(try cache.users.load().count)")
+        for file in damaged.files { print("damaged \(file.path)") }
+        do {
+            try cache.users.save([ChatUser(userID: "intruder", nickname: "Intruder")])
+            print("save succeeded")
+        } catch {
+            print("save failed: \(error)")
+        }
     case "upsert":
         guard let worker = Int(arguments[3]), let count = Int(arguments[4]) else { fail("bad numbers", status: 2) }
         let cache = try ChatCache(directory: folder, configuration: Configuration(maxMessagesPerChannel: 100_000))
