@@ -43,6 +43,18 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
     /// Every data file: channels and users first, then message files by name.
     public let files: [File]
 
+    /// The path, inside a cache folder, of the message file of the channel at
+    /// `channelURL`: `messages/<key>.lines`, the key being the lowercase hex
+    /// SHA256 of the URL's UTF-8 bytes.
+    ///
+    /// - Parameter channelURL: The channel's URL.
+    /// - Returns: The path, to find the channel among ``files``.
+    /// - Throws: ``FlatCacheError/emptyChannelURL``.
+    public static func messagesFilePath(forChannel channelURL: String) throws(FlatCacheError) -> String {
+        let layout = CacheLayout(root: "")
+        return String(try layout.messagesFile(forChannel: channelURL).path.dropFirst())
+    }
+
     /// Reads the summary of the cache folder at `directory`.
     ///
     /// - important: Requires disk I/O; reads every data file.

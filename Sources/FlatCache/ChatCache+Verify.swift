@@ -15,6 +15,20 @@ public struct VerifiedFile: Sendable, Hashable, Codable {
 
     /// Whether the file passed every check.
     public var isValid: Bool { problem == nil }
+
+    /// A file's state with the given facts.
+    ///
+    /// - Parameters:
+    ///   - path: The data file's path inside the cache folder.
+    ///   - records: How many records it holds; 0 when it is not valid.
+    ///   - problem: Why it cannot be trusted, or `nil` when it is valid.
+    ///   - movedTo: Where it was moved inside the cache folder, or `nil`.
+    public init(path: String, records: Int, problem: String?, movedTo: String?) {
+        self.path = path
+        self.records = records
+        self.problem = problem
+        self.movedTo = movedTo
+    }
 }
 
 extension ChatCache {

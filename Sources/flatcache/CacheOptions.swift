@@ -2,6 +2,9 @@ import ArgumentParser
 import FlatCache
 import Foundation
 
+/// The cache the tool reads: the built-in record types.
+typealias Cache = ChatCache<ChatMessage, ChatChannel, ChatUser>
+
 /// The options every subcommand shares: the cache folder and the output form.
 struct CacheOptions: ParsableArguments {
     @Argument(help: "The cache folder.")
@@ -12,8 +15,50 @@ struct CacheOptions: ParsableArguments {
 
     var url: URL { URL(fileURLWithPath: directory) }
 
-    /// Opens an existing cache, never creating one (a missing or foreign folder is an error).
-    func openExisting() throws -> ChatCache<ChatMessage, ChatChannel, ChatUser> {
+    /// Runs a read command on the existing cache, changing nothing in it.
+    ///
+    /// The cache is opened read-only: a damaged file reads as a miss and stays
+    /// where it is. After `body`, each damaged file met is reported on standard
+    /// error, and the command exits 1 if there was one. A folder written with
+    /// other record types cannot be decoded: `otherTypes` gets its summary
+    /// (record types, line counts, bytes, times) instead, and its damaged
+    /// files are reported the same way.
+    func read(
+        _ body: (Cache) throws -> Void,
+        otherTypes: (CacheFolderSummary) throws -> Void
+    ) throws {
+        let damaged = DamagedFiles()
+        do {
+            let cache: Cache
+            do {
+                cache = try open(readOnly: true, onDamagedFile: damaged.add)
+            } catch FlatCacheError.recordTypeMismatch {
+                let summary = try CacheFolderSummary.read(directory: url)
+                for file in summary.files where file.problem != nil {
+                    damaged.add(DamagedFile(path: file.path, problem: file.problem ?? "", movedTo: nil))
+                }
+                return try otherTypes(summary)
+            }
+            try body(cache)
+        } catch {
+            damaged.report()
+            throw error
+        }
+        if damaged.report() { throw ExitCode(1) }
+    }
+
+    /// Opens the existing cache: read-only for reading, or to change it (`verify --repair`).
+    ///
+    /// - Throws: A ``ToolError`` for a missing or foreign folder (the tool never
+    ///   creates a cache there), or what the library throws.
+    func open(readOnly: Bool, onDamagedFile: (@Sendable (DamagedFile) -> Void)? = nil) throws -> Cache {
+        try checkIsACache()
+        return try Cache(directory: url, configuration: Configuration(
+            logger: Output.quietLogger, readOnly: readOnly, onDamagedFile: onDamagedFile))
+    }
+
+    /// A missing or foreign folder is an error: the tool never creates a cache here.
+    private func checkIsACache() throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ToolError("\(directory) is not a folder.")
@@ -21,7 +66,28 @@ struct CacheOptions: ParsableArguments {
         guard FileManager.default.fileExists(atPath: url.appendingPathComponent("format").path) else {
             throw ToolError("\(directory) is not a FlatCache folder: it has no 'format' file.")
         }
-        return try ChatCache(directory: url, configuration: Configuration(logger: Output.quietLogger))
+    }
+}
+
+/// The damaged files a read command met, reported when it ends.
+final class DamagedFiles: @unchecked Sendable {
+    private let lock = NSLock()
+    private var files = [DamagedFile]()
+
+    func add(_ file: DamagedFile) {
+        lock.withLock { if !files.contains(file) { files.append(file) } }
+    }
+
+    /// One line per damaged file on standard error.
+    ///
+    /// - Returns: Whether there was one.
+    @discardableResult
+    func report() -> Bool {
+        let found = lock.withLock { files }
+        for file in found {
+            Output.error("Damaged: \(file.path): \(file.problem) (left in place; `flatcache verify --repair` moves it aside)")
+        }
+        return !found.isEmpty
     }
 }
 

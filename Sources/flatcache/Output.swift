@@ -44,6 +44,22 @@ enum Output {
         FileHandle.standardError.write(Data("\r\(verb) \(done)/\(total)\(end)".utf8))
     }
 
+    /// One line on standard error.
+    static func error(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// The data files of a folder written with other record types, which the
+    /// tool cannot decode: path, records (lines), bytes and when each was last
+    /// saved, with a note on standard error saying why nothing more is shown.
+    static func opaque(_ files: [CacheFolderSummary.File], of summary: CacheFolderSummary, json: Bool) throws {
+        error("This folder holds \(summary.recordTypes.map { "\($0)" } ?? "unknown record types"); flatcache decodes only the built-in ones, so it shows records, bytes and times.")
+        if json { return try Output.json(files) }
+        table([["FILE", "RECORDS", "BYTES", "LAST SAVED"]] + files.map {
+            [$0.path, $0.problem == nil ? "\($0.records)" : "damaged", "\($0.bytes)", time($0.modifiedAt)]
+        })
+    }
+
     /// The tool reports bad files itself; the library's warnings would say it twice.
     static let quietLogger = Logger(label: "flatcache") { _ in SwiftLogNoOpLogHandler() }
 }

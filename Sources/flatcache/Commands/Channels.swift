@@ -3,7 +3,8 @@ import FlatCache
 
 struct Channels: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the cached channels, newest last message first.")
+        abstract: "List the cached channels, newest last message first.",
+        discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place.")
 
     @OptionGroup var options: CacheOptions
 
@@ -15,13 +16,16 @@ struct Channels: ParsableCommand {
     }
 
     func run() throws {
-        let cache = try options.openExisting()
-        let rows = try cache.channels.load().map { channel in
-            Row(channelURL: channel.channelURL, name: channel.name, lastMessageAt: channel.lastMessageAt,
-                cachedMessages: try cache.messages.load(in: channel.channelURL).count)
-        }
-        if options.json { return try Output.json(rows) }
-        Output.table([["URL", "NAME", "LAST MESSAGE", "CACHED"]]
-            + rows.map { [$0.channelURL, $0.name, Output.time($0.lastMessageAt), "\($0.cachedMessages)"] })
+        try options.read({ cache in
+            let rows = try cache.channels.load().map { channel in
+                Row(channelURL: channel.channelURL, name: channel.name, lastMessageAt: channel.lastMessageAt,
+                    cachedMessages: try cache.messages.load(in: channel.channelURL).count)
+            }
+            if options.json { return try Output.json(rows) }
+            Output.table([["URL", "NAME", "LAST MESSAGE", "CACHED"]]
+                + rows.map { [$0.channelURL, $0.name, Output.time($0.lastMessageAt), "\($0.cachedMessages)"] })
+        }, otherTypes: { summary in
+            try Output.opaque(summary.files.filter { $0.role == .channels }, of: summary, json: options.json)
+        })
     }
 }

@@ -11,18 +11,21 @@ struct Export: ParsableCommand {
     var directory: String
 
     func run() throws {
-        let cache = try CacheOptions(directory: directory).openExisting()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var out = Data()
-        func line(_ exported: ExportLine) throws {
-            out.append(try encoder.encode(exported))
-            out.append(UInt8(ascii: "\n"))
-        }
-        for channel in try cache.channels.load() { try line(.channel(channel)) }
-        for message in try cache.messages.loadAll() { try line(.message(message)) }
-        for user in try cache.users.load() { try line(.user(user)) }
-        FileHandle.standardOutput.write(out)
+        try CacheOptions(directory: directory).read({ cache in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            var out = Data()
+            func line(_ exported: ExportLine) throws {
+                out.append(try encoder.encode(exported))
+                out.append(UInt8(ascii: "\n"))
+            }
+            for channel in try cache.channels.load() { try line(.channel(channel)) }
+            for message in try cache.messages.loadAll() { try line(.message(message)) }
+            for user in try cache.users.load() { try line(.user(user)) }
+            FileHandle.standardOutput.write(out)
+        }, otherTypes: { summary in
+            throw ToolError("\(directory) holds \(summary.recordTypes.map { "\($0)" } ?? "unknown record types"); export reads the built-in record types only.")
+        })
     }
 }
 

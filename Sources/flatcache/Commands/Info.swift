@@ -4,12 +4,15 @@ import Foundation
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show what a cache holds: format, channels, message files, messages, users, bytes, message times.")
+        abstract: "Show what a cache holds: format, record types, channels, message files, messages, users, bytes, message times.",
+        discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place. For a folder written with other record types it shows counts, bytes and when the files were last saved.")
 
     @OptionGroup var options: CacheOptions
 
     struct Report: Codable {
         var formatVersion = 1
+        /// `nil` for a folder written before it recorded them.
+        var recordTypes: RecordTypes?
         var channels: Int
         var messageFiles: Int
         var messages: Int
@@ -17,29 +20,49 @@ struct Info: ParsableCommand {
         var bytesOnDisk: Int
         var oldestMessageAt: Int64?
         var newestMessageAt: Int64?
+        /// Only for a folder of other record types, whose message times cannot be decoded.
+        var lastSavedAt: Int64?
     }
 
     func run() throws {
-        let cache = try options.openExisting()
-        let messages = try cache.messages.loadAll()
-        let messageFolder = options.url.appendingPathComponent("messages").path
-        let messageFiles = ((try? FileManager.default.contentsOfDirectory(atPath: messageFolder)) ?? [])
-            .filter { $0.hasSuffix(".lines") && !$0.hasPrefix(".") }
-        let report = Report(
-            channels: try cache.channels.load().count, messageFiles: messageFiles.count, messages: messages.count,
-            users: try cache.users.load().count, bytesOnDisk: Self.bytes(below: options.url),
-            oldestMessageAt: messages.map(\.createdAt).min(), newestMessageAt: messages.map(\.createdAt).max())
+        try options.read({ cache in
+            let summary = try CacheFolderSummary.read(directory: options.url)
+            let messages = try cache.messages.loadAll()
+            try show(Report(
+                recordTypes: summary.recordTypes, channels: try cache.channels.load().count,
+                messageFiles: summary.files.filter { $0.role == .messages }.count, messages: messages.count,
+                users: try cache.users.load().count, bytesOnDisk: Self.bytes(below: options.url),
+                oldestMessageAt: messages.map(\.createdAt).min(), newestMessageAt: messages.map(\.createdAt).max()))
+        }, otherTypes: { summary in
+            func records(_ role: CacheFolderSummary.Role) -> Int {
+                summary.files.filter { $0.role == role && $0.problem == nil }.map(\.records).reduce(0, +)
+            }
+            try show(Report(
+                recordTypes: summary.recordTypes, channels: records(.channels),
+                messageFiles: summary.files.filter { $0.role == .messages }.count, messages: records(.messages),
+                users: records(.users), bytesOnDisk: Self.bytes(below: options.url),
+                lastSavedAt: summary.files.map(\.modifiedAt).max()))
+        })
+    }
+
+    private func show(_ report: Report) throws {
         if options.json { return try Output.json(report) }
-        Output.table([
+        var rows = [
             ["format", "flatcache \(report.formatVersion)"],
+            ["record types", report.recordTypes.map { "\($0)" } ?? "not recorded (written before FlatCache recorded them)"],
             ["channels", "\(report.channels)"],
             ["message files", "\(report.messageFiles)"],
             ["messages", "\(report.messages)"],
             ["users", "\(report.users)"],
             ["bytes on disk", "\(report.bytesOnDisk)"],
-            ["oldest message", report.oldestMessageAt.map(Output.time) ?? "none"],
-            ["newest message", report.newestMessageAt.map(Output.time) ?? "none"],
-        ])
+        ]
+        if let lastSavedAt = report.lastSavedAt {
+            rows.append(["last saved", Output.time(lastSavedAt)])
+        } else {
+            rows.append(["oldest message", report.oldestMessageAt.map(Output.time) ?? "none"])
+            rows.append(["newest message", report.newestMessageAt.map(Output.time) ?? "none"])
+        }
+        Output.table(rows)
     }
 
     /// The sizes of all regular files below `folder`.

@@ -3,7 +3,8 @@ import FlatCache
 
 struct Messages: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List one channel's cached messages, oldest first.")
+        abstract: "List one channel's cached messages, oldest first.",
+        discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place.")
 
     @OptionGroup var options: CacheOptions
 
@@ -26,21 +27,30 @@ struct Messages: ParsableCommand {
     }
 
     func run() throws {
-        let cache = try options.openExisting()
-        let all = try cache.messages.load(in: channelURL)
-        let listed = try cache.channels.channel(withURL: channelURL) != nil
-        guard !all.isEmpty || listed else {
-            throw ToolError("No channel '\(channelURL)' is cached in \(options.directory).")
-        }
-        let messages: [ChatMessage]
-        if let before {
-            messages = try cache.messages.load(in: channelURL, before: before, limit: limit ?? Int.max)
-        } else if let after {
-            messages = try cache.messages.load(in: channelURL, after: after, limit: limit ?? Int.max)
-        } else {
-            messages = Array(all.suffix(limit ?? Int.max))
-        }
-        if options.json { return try Output.json(messages) }
-        Output.table(messages.map { [Output.time($0.createdAt), "\($0.messageID)", "\($0.sender?.nickname ?? "admin"):", $0.text] })
+        try options.read({ cache in
+            guard let all = try cache.messages.loadIfCached(in: channelURL) ?? listedAsEmpty(in: cache) else {
+                throw ToolError("No channel '\(channelURL)' is cached in \(options.directory).")
+            }
+            let messages: [ChatMessage]
+            if let before {
+                messages = try cache.messages.load(in: channelURL, before: before, limit: limit ?? Int.max)
+            } else if let after {
+                messages = try cache.messages.load(in: channelURL, after: after, limit: limit ?? Int.max)
+            } else {
+                messages = Array(all.suffix(limit ?? Int.max))
+            }
+            if options.json { return try Output.json(messages) }
+            Output.table(messages.map { [Output.time($0.createdAt), "\($0.messageID)", "\($0.sender?.nickname ?? "admin"):", $0.text] })
+        }, otherTypes: { summary in
+            let path = try CacheFolderSummary.messagesFilePath(forChannel: channelURL)
+            let files = summary.files.filter { $0.path == path }
+            guard !files.isEmpty else { throw ToolError("No channel '\(channelURL)' is cached in \(options.directory).") }
+            try Output.opaque(files, of: summary, json: options.json)
+        })
+    }
+
+    /// `[]` for a listed channel whose messages are not cached (or were damaged), `nil` for an unknown channel.
+    private func listedAsEmpty(in cache: Cache) throws -> [ChatMessage]? {
+        try cache.channels.channel(withURL: channelURL) != nil ? [] : nil
     }
 }

@@ -2,13 +2,19 @@ import ArgumentParser
 import FlatCache
 
 struct Users: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the cached users, by user id.")
+    static let configuration = CommandConfiguration(
+        abstract: "List the cached users, by user id.",
+        discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place.")
 
     @OptionGroup var options: CacheOptions
 
     func run() throws {
-        let users = try options.openExisting().users.load()
-        if options.json { return try Output.json(users) }
-        Output.table([["ID", "NICKNAME", "PROFILE"]] + users.map { [$0.userID, $0.nickname, $0.profileURL] })
+        try options.read({ cache in
+            let users = try cache.users.load()
+            if options.json { return try Output.json(users) }
+            Output.table([["ID", "NICKNAME", "PROFILE"]] + users.map { [$0.userID, $0.nickname, $0.profileURL] })
+        }, otherTypes: { summary in
+            try Output.opaque(summary.files.filter { $0.role == .users }, of: summary, json: options.json)
+        })
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check every data file against its sidecar and decode every record.",
-        discussion: "Exit status 0 when every file is valid, 1 when one is not. With --repair, bad files are moved into the cache's quarantine folder, as the library does when it loads one.")
+        discussion: "Exit status 0 when every file is valid, 1 when one is not. Without --repair it reads only and changes nothing. With --repair, bad files are moved into the cache's quarantine folder, as the library does when it loads one. A folder written with other record types is checked without decoding its records (sidecars and Base64), and cannot be repaired here.")
 
     @OptionGroup var options: CacheOptions
 
@@ -18,8 +18,14 @@ struct Verify: ParsableCommand {
     }
 
     func run() throws {
-        let cache = try options.openExisting()
-        let files = try cache.verify(repair: repair) { Output.progress("verified", $0, $1) }
+        let files: [VerifiedFile]
+        do {
+            files = try options.open(readOnly: !repair).verify(repair: repair) { Output.progress("verified", $0, $1) }
+        } catch FlatCacheError.recordTypeMismatch where !repair {
+            files = try CacheFolderSummary.read(directory: options.url).files.map {
+                VerifiedFile(path: $0.path, records: $0.records, problem: $0.problem, movedTo: nil)
+            }
+        }
         let bad = files.filter { !$0.isValid }
         if options.json {
             try Output.json(Report(filesChecked: files.count, badFiles: bad))
