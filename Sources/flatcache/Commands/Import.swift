@@ -111,7 +111,7 @@ struct Import: ParsableCommand {
         }
         for channel in report.droppedByChannel {
             notes.append(
-                "Dropped \(count(channel.dropped, "older message")) of channel \(channel.channelURL): a channel keeps its "
+                "Dropped \(count(channel.dropped, "older message")) of channel '\(channel.channelURL)': a channel keeps its "
                     + "newest \(report.maxMessages); import with --max-messages \(report.maxMessages + channel.dropped) to keep them all.")
         }
         return notes
