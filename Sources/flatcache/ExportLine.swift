@@ -59,6 +59,15 @@ enum EmptyFile: Hashable, Codable {
     /// The message file of the channel with this URL.
     case messages(channelURL: String)
 
+    /// Which file, with a message file's URL as UTF-8 bytes: equal only when the library's file is the same.
+    var key: [UInt8] {
+        switch self {
+        case .channels: Array("channels".utf8)
+        case .users: Array("users".utf8)
+        case .messages(let url): Array("messages/".utf8) + Array(url.utf8)
+        }
+    }
+
     enum File: String, Codable {
         case channels, users, messages
     }

@@ -23,6 +23,8 @@ struct ImportPlan {
     var emptyFiles = [EmptyFile]()
     /// What the caching rules leave out, and lines a later line replaces.
     var leftOut = LeftOut()
+    /// The files in ``emptyFiles``, compared by the bytes of their URLs (as the library names files), not as `String`s.
+    private var emptyFileKeys = Set<[UInt8]>()
 
     /// Records the import does not save, by reason.
     struct LeftOut: Codable, Equatable {
@@ -93,7 +95,7 @@ struct ImportPlan {
             if case .messages(let url) = file, url.isEmpty {
                 throw ToolError("Line \(line): a message file's channelURL must not be empty.")
             }
-            if !emptyFiles.contains(file) { emptyFiles.append(file) }
+            if emptyFileKeys.insert(file.key).inserted { emptyFiles.append(file) }
         }
     }
 

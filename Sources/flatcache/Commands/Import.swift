@@ -35,16 +35,19 @@ struct Import: ParsableCommand {
         }
     }
 
+    /// What an import did, for `--json`: distinct records saved by kind, what was left out and dropped.
     struct Report: Codable {
-        /// Distinct records saved, by kind, and empty files made sure of.
+        /// Distinct channels, messages and users handed to the library.
         var channels: Int
         var messages: Int
         var users: Int
+        /// Files made sure of by lines of kind "empty".
         var emptyFiles: Int
         /// Left out by the caching rules (unsent messages, open channels and their messages), as the library counts them.
         var recordsLeftOut: Int
+        /// What was left out, by reason.
         var leftOut: ImportPlan.LeftOut
-        /// Older messages dropped to keep each channel within --max-messages, and where.
+        /// The --max-messages in force, and the older messages it dropped, in total and per channel.
         var maxMessages: Int
         var messagesDropped: Int
         var droppedByChannel: [Dropped]
@@ -88,9 +91,9 @@ struct Import: ParsableCommand {
             maxMessages: maxMessages, messagesDropped: dropped.reduce(0) { $0 + $1.dropped }, droppedByChannel: dropped)
         for note in Self.notes(report) { FileHandle.standardError.write(Data((note + "\n").utf8)) }
         if json { return try Output.json(report) }
-        let empty = report.emptyFiles == 0 ? "" : " (and \(count(report.emptyFiles, "empty file")))"
-        print("Imported \(count(report.channels, "channel")), \(count(report.messages, "message")) and "
-            + "\(count(report.users, "user"))\(empty) into \(directory).")
+        let empty = report.emptyFiles == 0 ? "" : " (and \(plural(report.emptyFiles, "empty file")))"
+        print("Imported \(plural(report.channels, "channel")), \(plural(report.messages, "message")) and "
+            + "\(plural(report.users, "user"))\(empty) into \(directory).")
     }
 
     /// One sentence per reason something was not saved, for standard error.
@@ -98,25 +101,25 @@ struct Import: ParsableCommand {
         let left = report.leftOut
         var notes = [String]()
         if left.unsentMessages > 0 {
-            notes.append("Left out \(count(left.unsentMessages, "unsent message")) (id 0): unsent messages are never cached.")
+            notes.append("Left out \(plural(left.unsentMessages, "unsent message")) (id 0): unsent messages are never cached.")
         }
         if left.openChannels > 0 {
-            notes.append("Left out \(count(left.openChannels, "open channel")): only group channels are cached.")
+            notes.append("Left out \(plural(left.openChannels, "open channel")): only group channels are cached.")
         }
         if left.openChannelMessages > 0 {
-            notes.append("Left out \(count(left.openChannelMessages, "message")) of open channels: only group channels' messages are cached.")
+            notes.append("Left out \(plural(left.openChannelMessages, "message")) of open channels: only group channels' messages are cached.")
         }
         if left.replacedByLaterLines > 0 {
-            notes.append("Left out \(count(left.replacedByLaterLines, "line")) that a later line with the same id replaces.")
+            notes.append("Left out \(plural(left.replacedByLaterLines, "line")) that a later line with the same id replaces.")
         }
         for channel in report.droppedByChannel {
             notes.append(
-                "Dropped \(count(channel.dropped, "older message")) of channel '\(channel.channelURL)': a channel keeps its "
+                "Dropped \(plural(channel.dropped, "older message")) of channel '\(channel.channelURL)': a channel keeps its "
                     + "newest \(report.maxMessages); import with --max-messages \(report.maxMessages + channel.dropped) to keep them all.")
         }
         return notes
     }
 }
 
-/// "1 message", "2 messages".
-func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+/// "1 message", "2 messages": a count and its noun.
+func plural(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
