@@ -157,7 +157,7 @@ struct ImportPlan {
         guard ExportLine.Kind(rawValue: probe.kind) != nil else {
             return "has kind \"\(probe.kind)\", not channel, message, user or empty"
         }
-        return "is not a valid \(probe.kind): \(reason(error))"
+        return "is not a valid \(probe.kind == "empty" ? "empty-file line" : probe.kind): \(reason(error))"
     }
 
     /// A short reason for a decoding error, without Foundation's long context.
