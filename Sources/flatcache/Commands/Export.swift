@@ -4,14 +4,22 @@ import Foundation
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the whole cache as JSON Lines: one object per line, with a \"kind\" of channel, message or user.",
-        discussion: "Channels first (newest first), then every channel's messages (oldest first), then users. `flatcache import` reads it back: exporting a cache and importing it into an empty folder gives the same files, byte for byte.")
+        abstract: "Print the whole cache as JSON Lines: one object per line, with a \"kind\" of channel, message, user or empty.",
+        discussion: """
+            Channels first (newest first), then every channel's messages (oldest first), then users. \
+            A data file that exists and holds no records (an empty channel list, a channel cached as \
+            empty, an empty users file) is one line of kind "empty". `flatcache import` reads it back: \
+            importing an export into an empty folder, with the --max-messages the cache was written \
+            with, gives the same files, byte for byte. An empty message file of a channel missing from \
+            the channel list cannot be exported (its URL is unknown); it is named on standard error.
+            """)
 
     @Argument(help: "The cache folder.")
     var directory: String
 
     func run() throws {
-        try CacheOptions(directory: directory).read({ cache in
+        let options = CacheOptions(directory: directory)
+        try options.read({ cache in
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             var out = Data()
@@ -19,10 +27,24 @@ struct Export: ParsableCommand {
                 out.append(try encoder.encode(exported))
                 out.append(UInt8(ascii: "\n"))
             }
-            for channel in try cache.channels.load() { try line(.channel(channel)) }
+            let channels = try cache.channels.load()
+            let users = try cache.users.load()
+            // Loads read an empty file and a missing one alike; the summary tells them apart.
+            var empty = Set(try CacheFolderSummary.read(directory: options.url).files
+                .filter { $0.records == 0 && $0.problem == nil }.map(\.path))
+            for channel in channels { try line(.channel(channel)) }
+            if channels.isEmpty && empty.contains("channels.lines") { try line(.empty(.channels)) }
             for message in try cache.messages.loadAll() { try line(.message(message)) }
-            for user in try cache.users.load() { try line(.user(user)) }
+            for channel in channels {
+                let path = try CacheFolderSummary.messagesFilePath(forChannel: channel.channelURL)
+                if empty.remove(path) != nil { try line(.empty(.messages(channelURL: channel.channelURL))) }
+            }
+            for user in users { try line(.user(user)) }
+            if users.isEmpty && empty.contains("users.lines") { try line(.empty(.users)) }
             FileHandle.standardOutput.write(out)
+            for path in empty.filter({ $0.hasPrefix("messages/") }).sorted() {
+                Output.error("Left out \(path): an empty message file of a channel not in the channel list, so its URL is unknown.")
+            }
         }, otherTypes: { summary in
             throw ToolError("\(directory) holds \(summary.recordTypes.map { "\($0)" } ?? "unknown record types"); export reads the built-in record types only.")
         })
@@ -33,43 +55,5 @@ extension CacheOptions {
     init(directory: String) {
         self.init()
         self.directory = directory
-    }
-}
-
-/// One line of an export: a record and its kind, as one flat JSON object.
-enum ExportLine: Codable {
-    case channel(ChatChannel)
-    case message(ChatMessage)
-    case user(ChatUser)
-
-    enum Kind: String, Codable {
-        case channel, message, user
-    }
-
-    private enum Keys: String, CodingKey {
-        case kind
-    }
-
-    init(from decoder: any Decoder) throws {
-        switch try decoder.container(keyedBy: Keys.self).decode(Kind.self, forKey: .kind) {
-        case .channel: self = .channel(try ChatChannel(from: decoder))
-        case .message: self = .message(try ChatMessage(from: decoder))
-        case .user: self = .user(try ChatUser(from: decoder))
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        switch self {
-        case .channel(let channel):
-            try container.encode(Kind.channel, forKey: .kind)
-            try channel.encode(to: encoder)
-        case .message(let message):
-            try container.encode(Kind.message, forKey: .kind)
-            try message.encode(to: encoder)
-        case .user(let user):
-            try container.encode(Kind.user, forKey: .kind)
-            try user.encode(to: encoder)
-        }
     }
 }

@@ -5,7 +5,17 @@ import Foundation
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Build or update a cache from JSON Lines (as `flatcache export` prints them).",
-        discussion: "Reads standard input, or --file. Every line is checked before anything is written; a bad line stops the import with its line number. Records go in through the library, with its rules: unsent messages and open channels are left out, each channel keeps its most recent messages. This is how to build a preloaded cache to ship inside an app.")
+        discussion: """
+            Reads standard input, or --file; lines end with \\n or \\r\\n, and blank lines are skipped. \
+            Every line is checked first (its JSON, and the library's rules: no empty channel URL or \
+            user id, a record that can be serialized); a bad line stops the import with its line \
+            number, and nothing is written, not even the folder. Then records go in through the \
+            library, with its rules: unsent messages and open channels are left out, and each channel \
+            keeps its most recent --max-messages messages. What is left out is named on standard \
+            error. Import only adds: it never removes a record or a file. Into an empty folder, with \
+            the --max-messages the cache was written with, it reproduces an exported cache byte for \
+            byte. This is how to build a preloaded cache to ship inside an app.
+            """)
 
     @Argument(help: "The cache folder (created when missing).")
     var directory: String
@@ -16,11 +26,37 @@ struct Import: ParsableCommand {
     @Option(help: "Read this file instead of standard input.")
     var file: String?
 
+    @Option(help: "How many of a channel's most recent messages to keep (the library's Configuration.maxMessagesPerChannel).")
+    var maxMessages = Configuration.defaultMaxMessagesPerChannel
+
+    func validate() throws {
+        guard maxMessages >= 1 else {
+            throw ValidationError("Please give --max-messages a number of 1 or more, not \(maxMessages).")
+        }
+    }
+
+    /// What an import did, for `--json`: distinct records saved by kind, what was left out and dropped.
     struct Report: Codable {
+        /// Distinct channels, messages and users handed to the library.
         var channels: Int
         var messages: Int
         var users: Int
+        /// Files made sure of by lines of kind "empty".
+        var emptyFiles: Int
+        /// Left out by the caching rules (unsent messages, open channels and their messages), as the library counts them.
         var recordsLeftOut: Int
+        /// What was left out, by reason.
+        var leftOut: ImportPlan.LeftOut
+        /// The --max-messages in force, and the older messages it dropped, in total and per channel.
+        var maxMessages: Int
+        var messagesDropped: Int
+        var droppedByChannel: [Dropped]
+    }
+
+    /// Older messages one channel dropped to stay within --max-messages.
+    struct Dropped: Codable {
+        var channelURL: String
+        var dropped: Int
     }
 
     func run() throws {
@@ -31,43 +67,59 @@ struct Import: ParsableCommand {
         } else {
             input = FileHandle.standardInput.readDataToEndOfFile()
         }
-        var channels = [ChatChannel]()
-        var messages = [ChatMessage]()
-        var users = [ChatUser]()
-        let lines = input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        let decoder = JSONDecoder()
-        for (index, line) in lines.enumerated() {
-            Output.progress("read lines", index + 1, lines.count)
-            if line.isEmpty && index == lines.count - 1 { break }  // the final newline
-            do {
-                switch try decoder.decode(ExportLine.self, from: Data(line)) {
-                case .channel(let channel): channels.append(channel)
-                case .message(let message): messages.append(message)
-                case .user(let user): users.append(user)
-                }
-            } catch {
-                throw ToolError("Line \(index + 1) is not a channel, message or user: \(Self.reason(error)).")
-            }
+        let plan = try ImportPlan(reading: input) { Output.progress("read lines", $0, $1) }
+        try ImportTarget(path: directory).check()
+        let cache = try ChatCache(
+            directory: URL(fileURLWithPath: directory),
+            configuration: Configuration(maxMessagesPerChannel: maxMessages, logger: Output.quietLogger))
+        var dropped = [Dropped]()
+        // A kind with no records and no "empty" line is not touched: no empty file appears.
+        if !plan.channels.isEmpty || plan.emptyFiles.contains(.channels) { try cache.channels.save(plan.channels) }
+        for (url, messages) in plan.messagesByChannel {
+            let result = try cache.messages.save(messages)
+            if result.recordsDropped > 0 { dropped.append(Dropped(channelURL: url, dropped: result.recordsDropped)) }
         }
-        let cache = try ChatCache(directory: URL(fileURLWithPath: directory), configuration: Configuration(logger: Output.quietLogger))
-        let saved = try cache.channels.save(channels) + cache.messages.save(messages) + cache.users.save(users)
+        for case .messages(let url) in plan.emptyFiles where plan.messages[Array(url.utf8)] == nil {
+            // An empty update: creates the file when missing, keeps what a cache already holds.
+            let result = try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [], in: url)
+            if result.recordsDropped > 0 { dropped.append(Dropped(channelURL: url, dropped: result.recordsDropped)) }
+        }
+        if !plan.users.isEmpty || plan.emptyFiles.contains(.users) { try cache.users.save(plan.users) }
         let report = Report(
-            channels: channels.count, messages: messages.count, users: users.count, recordsLeftOut: saved.recordsLeftOut)
+            channels: plan.distinctChannels, messages: plan.distinctMessages, users: plan.distinctUsers,
+            emptyFiles: plan.emptyFiles.count, recordsLeftOut: plan.leftOut.byCachingRules, leftOut: plan.leftOut,
+            maxMessages: maxMessages, messagesDropped: dropped.reduce(0) { $0 + $1.dropped }, droppedByChannel: dropped)
+        for note in Self.notes(report) { FileHandle.standardError.write(Data((note + "\n").utf8)) }
         if json { return try Output.json(report) }
-        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
-        print("Imported \(count(report.channels, "channel")), \(count(report.messages, "message")) and "
-            + "\(count(report.users, "user")) into \(directory) (\(report.recordsLeftOut) left out by the caching rules).")
+        let empty = report.emptyFiles == 0 ? "" : " (and \(plural(report.emptyFiles, "empty file")))"
+        print("Imported \(plural(report.channels, "channel")), \(plural(report.messages, "message")) and "
+            + "\(plural(report.users, "user"))\(empty) into \(directory).")
     }
 
-    /// A short reason for a decoding error, without Foundation's long context.
-    static func reason(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): "\"\(key.stringValue)\" is missing"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type"
-        case DecodingError.dataCorrupted(let context):
-            context.codingPath.isEmpty ? "not valid JSON" : "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" is not valid"
-        default: "\(error)"
+    /// One sentence per reason something was not saved, for standard error.
+    static func notes(_ report: Report) -> [String] {
+        let left = report.leftOut
+        var notes = [String]()
+        if left.unsentMessages > 0 {
+            notes.append("Left out \(plural(left.unsentMessages, "unsent message")) (id 0): unsent messages are never cached.")
         }
+        if left.openChannels > 0 {
+            notes.append("Left out \(plural(left.openChannels, "open channel")): only group channels are cached.")
+        }
+        if left.openChannelMessages > 0 {
+            notes.append("Left out \(plural(left.openChannelMessages, "message")) of open channels: only group channels' messages are cached.")
+        }
+        if left.replacedByLaterLines > 0 {
+            notes.append("Left out \(plural(left.replacedByLaterLines, "line")) that a later line with the same id replaces.")
+        }
+        for channel in report.droppedByChannel {
+            notes.append(
+                "Dropped \(plural(channel.dropped, "older message")) of channel '\(channel.channelURL)': a channel keeps its "
+                    + "newest \(report.maxMessages); import with --max-messages \(report.maxMessages + channel.dropped) to keep them all.")
+        }
+        return notes
     }
 }
+
+/// "1 message", "2 messages": a count and its noun.
+func plural(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
