@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func aRecordThatDoesNotDecodeIsCaughtEvenWithAMatchingSidecar() throws {
-        let good = Fixtures.message(1, at: 1_000).serialize().base64EncodedString()
+        let good = try Fixtures.message(1, at: 1_000).serialize().base64EncodedString()
         let notAMessage = Data([1, 2, 3]).base64EncodedString()  // version 1, then too few bytes
         try replaceBodyKeepingTheSidecarValid("\(good)\n\(notAMessage)\n")
         try expectMissQuarantineLogAndHeal(reason: "line 2 does not decode")

@@ -45,9 +45,9 @@ import Testing
 
         let lines = Set(body.split(separator: 0x0A, omittingEmptySubsequences: false).map { Data($0) })
         let loaded: [Data] = switch mode & 3 {
-        case 0: try cache.channels.load().map { $0.serialize() }
-        case 1: try cache.users.load().map { $0.serialize() }
-        default: try cache.messages.load(in: "fuzz").map { $0.serialize() }
+        case 0: try cache.channels.load().map { try $0.serialize() }
+        case 1: try cache.users.load().map { try $0.serialize() }
+        default: try cache.messages.load(in: "fuzz").map { try $0.serialize() }
         }
         for record in loaded {
             #expect(lines.contains(record.base64EncodedData()), "a load returned a record that is not a line of the file")

@@ -22,7 +22,7 @@ struct CodecComparison {
         let plist = PropertyListEncoder()
         plist.outputFormat = .binary
         let coders: [(String, (ChatMessage) throws -> Data, (Data) throws -> ChatMessage)] = [
-            ("ChatMessage.serialize() (built-in)", { $0.serialize() }, { try ChatMessage(serializedData: $0) }),
+            ("ChatMessage.serialize() (built-in)", { try $0.serialize() }, { try ChatMessage(serializedData: $0) }),
             ("Foundation JSON, sorted keys", { try json.encode($0) }, { try JSONDecoder().decode(ChatMessage.self, from: $0) }),
             ("Foundation property list, binary", { try plist.encode($0) },
              { try PropertyListDecoder().decode(ChatMessage.self, from: $0) }),

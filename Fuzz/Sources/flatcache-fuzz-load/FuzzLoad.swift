@@ -80,10 +80,17 @@ public func fuzzLoad(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
             fatalError("a load returned a record that is not a line of the file")
         }
     }
+    // Whatever a load returns must serialize again: the reader accepts nothing the writer refuses.
+    func reencoded(_ records: [some CacheRecord]) -> [Data] {
+        records.map { record in
+            guard let bytes = try? record.serialize() else { fatalError("a loaded record does not serialize again") }
+            return bytes
+        }
+    }
     switch mode & 3 {
-    case 0: check(((try? cache.channels.load()) ?? []).map { $0.serialize() })
-    case 1: check(((try? cache.users.load()) ?? []).map { $0.serialize() })
-    default: check(((try? cache.messages.load(in: channelURL)) ?? []).map { $0.serialize() })
+    case 0: check(reencoded((try? cache.channels.load()) ?? []))
+    case 1: check(reencoded((try? cache.users.load()) ?? []))
+    default: check(reencoded((try? cache.messages.load(in: channelURL)) ?? []))
     }
     // Corrupt inputs are moved aside; do not let the quarantine grow without end.
     try? FileManager.default.removeItem(at: root.appendingPathComponent("quarantine"))

@@ -12,10 +12,44 @@ public struct RecordDecodingError: Error, Sendable, CustomStringConvertible {
     public var description: String { "Not a valid record: \(reason)." }
 }
 
+/// Why a built-in record could not be turned into bytes: a value the format
+/// cannot represent, so that it would not read back.
+///
+/// ``ChatMessage/serialize()``, ``ChatChannel/serialize()`` and
+/// ``ChatUser/serialize()`` throw it before copying anything, and a save
+/// wraps it in ``FlatCacheError/serializationFailed(recordType:underlying:)``
+/// before any file is written.
+///
+/// ```swift
+/// do {
+///     try cache.messages.save([hugeMessage])
+/// } catch FlatCacheError.serializationFailed(_, let underlying as RecordEncodingError) {
+///     print(underlying)   // Cannot encode record: text is 268435456 bytes; ...
+/// }
+/// ```
+public struct RecordEncodingError: Error, Sendable, CustomStringConvertible {
+    /// What was wrong, naming the field, for example
+    /// "text is 268435456 bytes; a string field holds at most 268435455".
+    public let reason: String
+
+    /// A sentence naming what was wrong.
+    public var description: String { "Cannot encode record: \(reason)." }
+
+    /// The same error for a field of a record nested in `field` (a message's
+    /// `sender`, a channel's `lastMessage`): "sender.nickname is ...".
+    func nested(in field: String) -> RecordEncodingError {
+        RecordEncodingError(reason: field + "." + reason)
+    }
+}
+
 /// Writes a built-in record's bytes: a version byte, then fields in a fixed
 /// order as little-endian integers and strings as a LEB128 length followed
 /// by UTF-8 (see `docs/format.md`).
 struct BinaryWriter {
+    /// The most UTF-8 bytes a string field holds: its length must fit in 4
+    /// LEB128 bytes (2^28 - 1, just under 256 MiB), as ``BinaryReader`` requires.
+    static let maximumStringLength = (1 << 28) - 1
+
     private var bytes: [UInt8]
 
     /// A writer whose buffer starts with room for `capacity` bytes.
@@ -36,17 +70,23 @@ struct BinaryWriter {
         bytes.append(value ? 1 : 0)
     }
 
-    mutating func write(_ value: String) {
+    /// Writes `value`'s UTF-8 length and bytes, or throws, before copying
+    /// anything, when it is too long for the format.
+    ///
+    /// - Parameter field: The field's name, for the error.
+    /// - Throws: ``RecordEncodingError`` when `value` has more than
+    ///   ``maximumStringLength`` UTF-8 bytes.
+    mutating func write(_ value: String, field: StaticString) throws(RecordEncodingError) {
+        let length = value.utf8.count
+        guard length <= Self.maximumStringLength else {
+            throw RecordEncodingError(
+                reason: "\(field) is \(length) bytes; a string field holds at most \(Self.maximumStringLength)")
+        }
         var value = value
         value.withUTF8 { utf8 in
             writeLength(utf8.count)
             bytes.append(contentsOf: utf8)
         }
-    }
-
-    mutating func write(_ value: Data) {
-        writeLength(value.count)
-        bytes.append(contentsOf: value)
     }
 
     /// The bytes written.
@@ -125,10 +165,6 @@ struct BinaryReader {
             throw RecordDecodingError(reason: "a string is not valid UTF-8 before byte \(offset)")
         }
         return string
-    }
-
-    mutating func readData() throws(RecordDecodingError) -> Data {
-        Data(try readSpan())
     }
 
     private mutating func readSpan() throws(RecordDecodingError) -> UnsafeRawBufferPointer {

@@ -25,7 +25,7 @@ public struct ChatChannel: ChannelRecord, Codable, Hashable {
     public var name: String
     /// The URL of the channel's picture; empty when there is none.
     public var coverURL: String
-    /// How many members it has.
+    /// How many members it has, as the server says; any `Int` is cached as it is.
     public var memberCount: Int
     /// When it was created, in milliseconds since 1970.
     public var createdAt: Int64
@@ -66,23 +66,44 @@ extension ChatChannel {
 
     /// The channel's bytes: a version byte, `channelURL`, `kind`, `name`, `coverURL`,
     /// `memberCount`, `createdAt`, then the last message (a flag, then the message's own bytes).
-    public func serialize() -> Data {
+    ///
+    /// Every value reads back equal: ``memberCount`` may be any `Int`, negative included.
+    ///
+    /// ```swift
+    /// let channel = ChatChannel(channelURL: "trip", kind: .group, name: "Trip", memberCount: 2, createdAt: 0)
+    /// let bytes = try channel.serialize()
+    /// let decoded = try ChatChannel(serializedData: bytes)   // == channel
+    /// ```
+    ///
+    /// - Throws: ``RecordEncodingError`` when a string (the last message's
+    ///   included) has more than 268,435,455 (2^28 - 1) UTF-8 bytes, the most
+    ///   the format holds; nothing is copied then.
+    public func serialize() throws(RecordEncodingError) -> Data {
         var writer = BinaryWriter(
             capacity: 32 + channelURL.utf8.count + name.utf8.count + coverURL.utf8.count
                 + (lastMessage?.estimatedSize ?? 0))
         writer.write(Self.binaryVersion)
-        writer.write(channelURL)
+        try writer.write(channelURL, field: "channelURL")
         writer.write(kind.byte)
-        writer.write(name)
-        writer.write(coverURL)
+        try writer.write(name, field: "name")
+        try writer.write(coverURL, field: "coverURL")
         writer.write(Int64(memberCount))
         writer.write(createdAt)
         writer.write(lastMessage != nil)
-        lastMessage?.write(to: &writer)
+        if let lastMessage {
+            do throws(RecordEncodingError) {
+                try lastMessage.write(to: &writer)
+            } catch {
+                throw error.nested(in: "lastMessage")
+            }
+        }
         return writer.data
     }
 
     /// Decodes a channel from bytes that ``serialize()`` produced.
+    ///
+    /// A `memberCount` that does not fit in `Int` (on a 32-bit platform) is
+    /// rejected; on 64-bit platforms every count decodes.
     ///
     /// - Throws: ``RecordDecodingError`` for anything else.
     public init(serializedData: Data) throws(RecordDecodingError) {
@@ -93,8 +114,8 @@ extension ChatChannel {
             let name = try reader.readString()
             let coverURL = try reader.readString()
             let memberCount = try reader.readInt64()
-            guard let members = Int(exactly: memberCount), members >= 0 else {
-                throw RecordDecodingError(reason: "member count \(memberCount) is out of range")
+            guard let members = Int(exactly: memberCount) else {
+                throw RecordDecodingError(reason: "member count \(memberCount) does not fit in Int on this platform")
             }
             let createdAt = try reader.readInt64()
             let lastMessage = try reader.readBool() ? try ChatMessage(reading: &reader) : nil

@@ -56,9 +56,19 @@ extension ChatMessage {
     /// The message's bytes: a version byte, `messageID`, `createdAt`, `updatedAt`,
     /// `channelKind`, `channelURL`, `text`, `customType`, `data`, then the sender
     /// (a flag, then the user's own bytes).
-    public func serialize() -> Data {
+    ///
+    /// ```swift
+    /// let message = ChatMessage(messageID: 1, channelURL: "trip", createdAt: 1_700_000_000_000, text: "Hi")
+    /// let bytes = try message.serialize()
+    /// let decoded = try ChatMessage(serializedData: bytes)   // == message
+    /// ```
+    ///
+    /// - Throws: ``RecordEncodingError`` when a string (the sender's included)
+    ///   has more than 268,435,455 (2^28 - 1) UTF-8 bytes, the most the format
+    ///   holds; nothing is copied then.
+    public func serialize() throws(RecordEncodingError) -> Data {
         var writer = BinaryWriter(capacity: estimatedSize)
-        write(to: &writer)
+        try write(to: &writer)
         return writer.data
     }
 
@@ -74,18 +84,24 @@ extension ChatMessage {
             + (sender.map { 8 + $0.userID.utf8.count + $0.nickname.utf8.count + $0.profileURL.utf8.count } ?? 0)
     }
 
-    func write(to writer: inout BinaryWriter) {
+    func write(to writer: inout BinaryWriter) throws(RecordEncodingError) {
         writer.write(Self.binaryVersion)
         writer.write(messageID)
         writer.write(createdAt)
         writer.write(updatedAt)
         writer.write(channelKind.byte)
-        writer.write(channelURL)
-        writer.write(text)
-        writer.write(customType)
-        writer.write(data)
+        try writer.write(channelURL, field: "channelURL")
+        try writer.write(text, field: "text")
+        try writer.write(customType, field: "customType")
+        try writer.write(data, field: "data")
         writer.write(sender != nil)
-        sender?.write(to: &writer)
+        if let sender {
+            do throws(RecordEncodingError) {
+                try sender.write(to: &writer)
+            } catch {
+                throw error.nested(in: "sender")
+            }
+        }
     }
 
     init(reading reader: inout BinaryReader) throws(RecordDecodingError) {

@@ -27,9 +27,17 @@ extension ChatUser {
     static let binaryVersion: UInt8 = 1
 
     /// The user's bytes: a version byte, then `userID`, `nickname`, `profileURL`.
-    public func serialize() -> Data {
+    ///
+    /// ```swift
+    /// let bytes = try ChatUser(userID: "ana", nickname: "Ana").serialize()
+    /// // 01 03 61 6e 61 03 41 6e 61 00: version, "ana", "Ana", ""
+    /// ```
+    ///
+    /// - Throws: ``RecordEncodingError`` when a string has more than 268,435,455
+    ///   (2^28 - 1) UTF-8 bytes, the most the format holds; nothing is copied then.
+    public func serialize() throws(RecordEncodingError) -> Data {
         var writer = BinaryWriter(capacity: 8 + userID.utf8.count + nickname.utf8.count + profileURL.utf8.count)
-        write(to: &writer)
+        try write(to: &writer)
         return writer.data
     }
 
@@ -40,11 +48,11 @@ extension ChatUser {
         self = try BinaryReader.read(serializedData) { reader throws(RecordDecodingError) in try ChatUser(reading: &reader) }
     }
 
-    func write(to writer: inout BinaryWriter) {
+    func write(to writer: inout BinaryWriter) throws(RecordEncodingError) {
         writer.write(Self.binaryVersion)
-        writer.write(userID)
-        writer.write(nickname)
-        writer.write(profileURL)
+        try writer.write(userID, field: "userID")
+        try writer.write(nickname, field: "nickname")
+        try writer.write(profileURL, field: "profileURL")
     }
 
     init(reading reader: inout BinaryReader) throws(RecordDecodingError) {

@@ -22,8 +22,9 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// - important: Requires disk I/O.
     /// - Parameter messages: Messages of any channels, in any order.
     /// - Returns: Files written or unchanged (one per channel), records left out and dropped.
-    /// - Throws: ``FlatCacheError/emptyChannelURL`` (before anything is written), or a
-    ///   serialization or file-system error.
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` or
+    ///   ``FlatCacheError/serializationFailed(recordType:underlying:)`` (both before
+    ///   anything is written), or a file-system error.
     @discardableResult
     public func save(_ messages: some Sequence<Message>) throws(FlatCacheError) -> SaveResult {
         var result = SaveResult()
@@ -36,7 +37,18 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
             guard !message.channelURL.isEmpty else { throw .emptyChannelURL }
             channels[RecordKey(message.channelURL), default: (message.channelURL, [])].messages.append(message)
         }
-        for key in channels.keys.sorted() {
+        let keys = channels.keys.sorted()
+        // Channels are written one by one: encode the later channels' messages before the
+        // first write, so a record that cannot be encoded leaves every file as it was.
+        // (The first channel's are encoded before its own write anyway.)
+        for key in keys.dropFirst() {
+            for message in channels[key]?.messages ?? [] {
+                do { _ = try message.serialize() } catch {
+                    throw .serializationFailed(recordType: String(describing: Message.self), underlying: error)
+                }
+            }
+        }
+        for key in keys {
             guard let (url, incoming) = channels[key] else { continue }
             let outcome = try storage.update(try layout.messagesFile(forChannel: url), as: Message.self) {
                 cached in retained(Self.upserting(incoming, into: cached), counting: &result)

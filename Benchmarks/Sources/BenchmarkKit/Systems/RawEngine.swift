@@ -14,7 +14,7 @@ package struct RawMessage: MessageRecord {
 
     struct TooShort: Error {}
 
-    package init(_ message: ChatMessage) {
+    package init(_ message: ChatMessage) throws {
         var header = Data(count: 16)
         header.withUnsafeMutableBytes { buffer in
             buffer.storeBytes(of: message.messageID.littleEndian, toByteOffset: 0, as: Int64.self)
@@ -23,7 +23,7 @@ package struct RawMessage: MessageRecord {
         messageID = message.messageID
         createdAt = message.createdAt
         channelURL = message.channelURL
-        bytes = header + message.serialize()
+        bytes = header + (try message.serialize())
     }
 
     package func serialize() -> Data { bytes }
@@ -46,8 +46,8 @@ package final class RawEngineSystem {
 
     package init(folder: URL, workload: Workload) throws {
         cache = try ChatCache(directory: folder, configuration: Configuration(maxMessagesPerChannel: 1_000_000))
-        channels = zip(workload.channelURLs, workload.messages).map { url, messages in
-            (url, messages.map { RawMessage($0) })
+        channels = try zip(workload.channelURLs, workload.messages).map { url, messages in
+            (url, try messages.map { try RawMessage($0) })
         }
     }
 

@@ -37,7 +37,7 @@ package final class SQLiteSystem: CacheSystem {
             let statement = try db.cachedStatement(
                 sql: "INSERT OR REPLACE INTO channel (channel_url, last_message_ts, payload) VALUES (?, ?, ?)")
             for channel in workload.channels {
-                try statement.execute(arguments: [channel.channelURL, channel.lastMessageAt, channel.serialize()])
+                try statement.execute(arguments: [channel.channelURL, channel.lastMessageAt, try channel.serialize()])
             }
         }
         for messages in workload.messages {
@@ -104,7 +104,7 @@ package final class SQLiteSystem: CacheSystem {
         let statement = try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO message (message_id, channel_url, message_ts, payload) VALUES (?, ?, ?, ?)")
         for message in messages {
-            try statement.execute(arguments: [message.messageID, message.channelURL, message.createdAt, message.serialize()])
+            try statement.execute(arguments: [message.messageID, message.channelURL, message.createdAt, try message.serialize()])
         }
     }
 
