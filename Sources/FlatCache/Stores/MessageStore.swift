@@ -59,7 +59,9 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// nearest to it, oldest first. Use it to page back through history.
     ///
     /// - Parameters:
+    ///   - channelURL: The channel's URL.
     ///   - timestamp: Milliseconds since 1970.
+    ///   - limit: The most messages to return; 0 or more.
     ///   - inclusive: Whether a message created exactly at `timestamp` counts.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
@@ -77,7 +79,9 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// nearest to it, oldest first. Use it to page forward after a gap.
     ///
     /// - Parameters:
+    ///   - channelURL: The channel's URL.
     ///   - timestamp: Milliseconds since 1970.
+    ///   - limit: The most messages to return; 0 or more.
     ///   - inclusive: Whether a message created exactly at `timestamp` counts.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
