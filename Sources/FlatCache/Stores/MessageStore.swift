@@ -4,9 +4,12 @@
 /// two writes to one channel never interleave.
 ///
 /// ```swift
-/// try cache.messages.save(fetched)                       // upsert
-/// let recent = try cache.messages.load(in: channelURL)   // oldest first
-/// let older = try cache.messages.load(in: channelURL, before: recent[0].createdAt, limit: 30)
+/// try cache.messages.save(fetched)                                           // upsert
+/// let page = try cache.messages.load(in: channelURL, before: .max, limit: 30) // newest 30, oldest first
+/// if let oldest = page.first {
+///     let older = try cache.messages.load(in: channelURL, before: oldest.createdAt, limit: 30)
+///     print(older.count)
+/// }
 /// ```
 public struct MessageStore<Message: MessageRecord>: Sendable {
     let storage: RecordStorage
