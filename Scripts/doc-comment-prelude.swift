@@ -1,7 +1,8 @@
 // The names that the examples in FlatCache's `///` doc comments assume.
 // Scripts/check-docs builds this file as a module that every doc-comment
 // snippet imports; a snippet that declares one of these names itself shadows
-// it. Add a name here when an example needs one; never run.
+// it. Add a name here when an example needs one. Doc-comment snippets are
+// compiled, never run.
 public import FlatCache
 public import Foundation
 
@@ -41,4 +42,32 @@ public struct SDKChannel: ChannelRecord, JSONCacheRecord {
 }
 public struct SDKUser: UserRecord, JSONCacheRecord {
     public var userID: String
+}
+
+/// What a chat screen does with what it loaded.
+public func show<Records>(_ records: Records) {}
+public func showSpinner() {}
+
+/// A configuration to change, as an app does before opening its cache.
+nonisolated(unsafe) public var configuration = Configuration()
+
+/// An app's analytics client.
+public struct Analytics: Sendable {
+    public func record<Value>(_ event: String, _ properties: [String: Value]) {}
+}
+public let analytics = Analytics()
+
+/// Converting the built-in records, as a migration does.
+extension SDKMessage {
+    public init(_ message: ChatMessage) {
+        self.init(messageID: message.messageID, channelURL: message.channelURL, createdAt: message.createdAt)
+    }
+}
+extension SDKChannel {
+    public init(_ channel: ChatChannel) {
+        self.init(channelURL: channel.channelURL, isGroupChannel: channel.isGroupChannel, lastMessageAt: channel.lastMessageAt)
+    }
+}
+extension SDKUser {
+    public init(_ user: ChatUser) { self.init(userID: user.userID) }
 }
