@@ -1,4 +1,4 @@
-/// One data file's state, as ``ChatCache/verify(repair:)`` found it.
+/// One data file's state, as ``ChatCache/verify(repair:progress:)`` found it.
 ///
 /// ```swift
 /// for file in try cache.verify() where !file.isValid { print(file.path, file.problem ?? "") }
@@ -10,7 +10,7 @@ public struct VerifiedFile: Sendable, Hashable, Codable {
     public let records: Int
     /// Why it cannot be trusted (its sidecar, its Base64, a record), or `nil` when it is valid.
     public let problem: String?
-    /// Where ``ChatCache/verify(repair:)`` moved it, when it repaired it.
+    /// Where ``ChatCache/verify(repair:progress:)`` moved it, when it repaired it.
     public let movedTo: String?
 
     /// Whether the file passed every check.

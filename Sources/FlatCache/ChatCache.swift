@@ -148,7 +148,13 @@ extension ChatCache where Message == ChatMessage, Channel == ChatChannel, User =
     /// let cache = try ChatCache(directory: folder)
     /// ```
     /// - important: Requires disk I/O.
-    /// - Throws: As ``ChatCache/init(directory:configuration:)``.
+    /// - Parameters:
+    ///   - directory: A folder that is empty, missing, or a FlatCache folder.
+    ///   - configuration: Retention, durability and logging.
+    /// - Throws: ``FlatCacheError/invalidConfiguration(reason:)``,
+    ///   ``FlatCacheError/notADirectory(_:)``, ``FlatCacheError/notACacheDirectory(_:)``,
+    ///   ``FlatCacheError/unsupportedFormat(marker:directory:)``, or a file-system error
+    ///   (a folder that cannot be created or written).
     public convenience init(directory: URL, configuration: Configuration = Configuration()) throws(FlatCacheError) {
         try self.init(opening: directory, configuration: configuration)
     }

@@ -8,12 +8,20 @@ public import Foundation
 /// is detected and skipped.
 ///
 /// ```swift
-/// extension SDKMessage: MessageRecord {
-///     public func serialize() throws -> Data { try self.serializedData() }
-///     public init(serializedData: Data) throws { try self.init(sdkData: serializedData) }
-///     public var createdAt: Int64 { createdAtMilliseconds }
+/// struct Reaction: CacheRecord {
+///     var emoji: String
+///     func serialize() -> Data { Data(emoji.utf8) }
+///     init(serializedData: Data) throws {
+///         guard let emoji = String(data: serializedData, encoding: .utf8) else { throw CocoaError(.coderReadCorrupt) }
+///         self.emoji = emoji
+///     }
 /// }
 /// ```
+///
+/// A non-final class (an `NSObject` subclass, as chat SDKs write them)
+/// conforms in its declaration, with a `required init(serializedData:)`, and
+/// must be `Sendable`: `@unchecked Sendable` over immutable state. The README
+/// shows one.
 public protocol CacheRecord: Sendable {
     /// The record's bytes; equal records give equal bytes.
     ///

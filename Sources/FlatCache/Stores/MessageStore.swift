@@ -4,9 +4,12 @@
 /// two writes to one channel never interleave.
 ///
 /// ```swift
-/// try cache.messages.save(fetched)                       // upsert
-/// let recent = try cache.messages.load(in: channelURL)   // oldest first
-/// let older = try cache.messages.load(in: channelURL, before: recent[0].createdAt, limit: 30)
+/// try cache.messages.save(fetched)                                           // upsert
+/// let page = try cache.messages.load(in: channelURL, before: .max, limit: 30) // newest 30, oldest first
+/// if let oldest = page.first {
+///     let older = try cache.messages.load(in: channelURL, before: oldest.createdAt, limit: 30)
+///     print(older.count)
+/// }
 /// ```
 public struct MessageStore<Message: MessageRecord>: Sendable {
     let storage: RecordStorage
@@ -108,7 +111,9 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// nearest to it, oldest first. Use it to page back through history.
     ///
     /// - Parameters:
+    ///   - channelURL: The channel's URL.
     ///   - timestamp: Milliseconds since 1970.
+    ///   - limit: The most messages to return; 0 or more.
     ///   - inclusive: Whether a message created exactly at `timestamp` counts.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
@@ -126,7 +131,9 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// nearest to it, oldest first. Use it to page forward after a gap.
     ///
     /// - Parameters:
+    ///   - channelURL: The channel's URL.
     ///   - timestamp: Milliseconds since 1970.
+    ///   - limit: The most messages to return; 0 or more.
     ///   - inclusive: Whether a message created exactly at `timestamp` counts.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
