@@ -71,3 +71,7 @@ extension SDKChannel {
 extension SDKUser {
     public init(_ user: ChatUser) { self.init(userID: user.userID) }
 }
+
+/// A message whose text the built-in binary form cannot hold (2^28 bytes).
+public let hugeMessage = ChatMessage(
+    messageID: 1, channelURL: channelURL, createdAt: 0, text: String(repeating: "a", count: 1 << 28))

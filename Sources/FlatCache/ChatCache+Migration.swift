@@ -9,10 +9,13 @@ extension ChatCache {
     /// then migrate:
     ///
     /// ```swift
-    /// func openCache(_ folder: URL) throws -> ChatCache<SDKMessage, SDKChannel, SDKUser> {
+    /// func openCache(_ folder: URL) throws(FlatCacheError) -> ChatCache<SDKMessage, SDKChannel, SDKUser> {
     ///     do {
     ///         return try ChatCache<SDKMessage, SDKChannel, SDKUser>(directory: folder)
-    ///     } catch .recordTypeMismatch(_, let cached, _) where cached == ChatCache<ChatMessage, ChatChannel, ChatUser>.recordTypes {
+    ///     } catch {
+    ///         guard case .recordTypeMismatch(_, let cached, _) = error,
+    ///             cached == ChatCache<ChatMessage, ChatChannel, ChatUser>.recordTypes
+    ///         else { throw error }
     ///         return try ChatCache(directory: folder).migrate(
     ///             message: { SDKMessage($0) }, channel: { SDKChannel($0) }, user: { SDKUser($0) })
     ///     }

@@ -5,7 +5,9 @@
 /// with other types throws ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)``.
 ///
 /// ```swift
-/// catch FlatCacheError.recordTypeMismatch(_, let cached, _) {
+/// do {
+///     _ = try ChatCache<SDKMessage, SDKChannel, SDKUser>(directory: folder)
+/// } catch FlatCacheError.recordTypeMismatch(_, let cached, _) {
 ///     print("this folder holds", cached.messages)
 /// }
 /// ```

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Knows nothing of chat: it reads and writes lists of byte strings. A read
 /// verifies the data against the sidecar before decoding; a write that would
-/// produce the bytes already on disk costs a hash and no write.
+/// produce the bytes already on disk costs a hash and a read-back, no write.
 struct RecordFile: Sendable, Hashable {
     /// The data file's path.
     let path: String
