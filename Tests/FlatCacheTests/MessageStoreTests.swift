@@ -219,3 +219,48 @@ import Testing
         #expect(try cache.messages.loadIfCached(in: url) == nil)
     }
 }
+
+/// Paging by message, in the file's order (time, then id): nothing skipped, nothing twice.
+@Suite struct MessageStoreCursorPagingTests {
+    let folder: TemporaryFolder
+    let cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
+    let url = Fixtures.channelURL
+
+    init() throws {
+        folder = try TemporaryFolder()
+        cache = try ChatCache(directory: folder.url)
+    }
+
+    @Test func pagingBackByMessageVisitsEveryMessageOnceEvenWithinOneMillisecond() throws {
+        // Given 25 messages, many sharing a millisecond
+        let messages = (1...25).map { Fixtures.message(Int64($0), at: Int64($0 / 4) * 1_000) }
+        try cache.messages.save(messages.shuffled())
+
+        // When the app pages back 3 at a time from the newest page
+        var seen = try cache.messages.loadLatest(in: url, limit: 3)
+        var pages = 1
+        while let oldest = seen.first, pages < 20 {
+            let older = try cache.messages.load(in: url, before: oldest, limit: 3)
+            if older.isEmpty { break }
+            seen = older + seen
+            pages += 1
+        }
+
+        // Then it saw every message exactly once, in order; paging by timestamp would skip ties
+        #expect(seen.map(\.messageID) == Array(1...25))
+        #expect(pages == 9)
+        let byTime = try cache.messages.load(in: url, before: messages[12].createdAt, limit: 3)
+        #expect(byTime.last?.messageID == 11)  // 12 shares 3_000 ms with 13, 14 and 15: skipped by time
+        #expect(try cache.messages.load(in: url, before: messages[12], limit: 3).map(\.messageID) == [10, 11, 12])
+    }
+
+    @Test func pagingForwardByMessage() throws {
+        try cache.messages.save(Fixtures.messages(10))
+        #expect(try cache.messages.load(in: url, after: Fixtures.message(4, at: 4_000), limit: 3).map(\.messageID) == [5, 6, 7])
+        #expect(try cache.messages.load(in: url, after: Fixtures.message(9, at: 9_000), limit: 3).map(\.messageID) == [10])
+        #expect { try cache.messages.load(in: url, after: Fixtures.message(1, at: 1), limit: -1) } throws: { error in
+            guard case FlatCacheError.invalidLimit(-1) = error else { return false }
+            return true
+        }
+    }
+}

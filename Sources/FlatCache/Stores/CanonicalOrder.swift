@@ -7,13 +7,15 @@ enum CanonicalOrder {
     /// app's own record type, where `zip` and tuple comparisons look up
     /// generic metadata on every step.
     static func messages<M: MessageRecord>(_ messages: [M]) -> [M] {
-        func precedes(_ a: M, _ b: M) -> Bool {
-            a.createdAt != b.createdAt ? a.createdAt < b.createdAt : a.messageID < b.messageID
-        }
         // Servers send pages in order, and cached lists are in order: check in one pass before sorting.
         var index = 1
         while index < messages.count, !precedes(messages[index], messages[index - 1]) { index += 1 }
         return index >= messages.count ? messages : messages.sorted(by: precedes)
+    }
+
+    /// Whether `a` comes before `b` in a message file: older, or as old with a smaller id.
+    static func precedes<M: MessageRecord>(_ a: M, _ b: M) -> Bool {
+        a.createdAt != b.createdAt ? a.createdAt < b.createdAt : a.messageID < b.messageID
     }
 
     /// Newest last message first, then by channel URL (UTF-8 byte order).

@@ -90,63 +90,6 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         try storage.readIfPresent(try layout.messagesFile(forChannel: channelURL), as: Message.self)
     }
 
-    /// The newest `limit` cached messages of a channel, oldest first: the
-    /// first screen of a chat view.
-    ///
-    /// ```swift
-    /// let screen = try cache.messages.loadLatest(in: channelURL, limit: 30)
-    /// ```
-    /// - important: Requires disk I/O.
-    /// - Parameters:
-    ///   - channelURL: The channel's URL.
-    ///   - limit: How many at most; 0 or more.
-    /// - Returns: Up to `limit` messages, the newest ones, oldest first; `[]` when none are cached.
-    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func loadLatest(in channelURL: String, limit: Int) throws(FlatCacheError) -> [Message] {
-        guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Array(try load(in: channelURL).suffix(limit))
-    }
-
-    /// Up to `limit` cached messages created before `timestamp`: the ones
-    /// nearest to it, oldest first. Use it to page back through history.
-    ///
-    /// - Parameters:
-    ///   - channelURL: The channel's URL.
-    ///   - timestamp: Milliseconds since 1970.
-    ///   - limit: The most messages to return; 0 or more.
-    ///   - inclusive: Whether a message created exactly at `timestamp` counts.
-    /// - important: Requires disk I/O.
-    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(
-        in channelURL: String, before timestamp: Int64, limit: Int, inclusive: Bool = false
-    ) throws(FlatCacheError) -> [Message] {
-        guard limit >= 0 else { throw .invalidLimit(limit) }
-        let older = try load(in: channelURL).filter {
-            inclusive ? $0.createdAt <= timestamp : $0.createdAt < timestamp
-        }
-        return Array(older.suffix(limit))
-    }
-
-    /// Up to `limit` cached messages created after `timestamp`: the ones
-    /// nearest to it, oldest first. Use it to page forward after a gap.
-    ///
-    /// - Parameters:
-    ///   - channelURL: The channel's URL.
-    ///   - timestamp: Milliseconds since 1970.
-    ///   - limit: The most messages to return; 0 or more.
-    ///   - inclusive: Whether a message created exactly at `timestamp` counts.
-    /// - important: Requires disk I/O.
-    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(
-        in channelURL: String, after timestamp: Int64, limit: Int, inclusive: Bool = false
-    ) throws(FlatCacheError) -> [Message] {
-        guard limit >= 0 else { throw .invalidLimit(limit) }
-        let newer = try load(in: channelURL).filter {
-            inclusive ? $0.createdAt >= timestamp : $0.createdAt > timestamp
-        }
-        return Array(newer.prefix(limit))
-    }
-
     /// Makes `messages` the whole cached content of a channel ("cache, then
     /// replace by API"), keeping the most recent ones and leaving out id 0
     /// and open channels' messages.
