@@ -14,31 +14,9 @@ import Testing
         try FileManager.default.copyItem(at: GoldenFolder.url("sample-cache"), to: folder.appending("cache"))
     }
 
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
     /// Runs `flatcache arguments...` in the temporary folder (so paths in output are relative).
-    func flatcache(_ arguments: [String], input: Data? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = Executables.url("flatcache")
-        process.arguments = arguments
-        process.currentDirectoryURL = folder.url
-        let (out, err, inp) = (Pipe(), Pipe(), Pipe())
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inp
-        try process.run()
-        inp.fileHandleForWriting.write(input ?? Data())
-        try inp.fileHandleForWriting.close()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+    func flatcache(_ arguments: [String], input: Data? = nil) throws -> ToolRun {
+        try ToolRun(arguments, in: folder.url, input: input)
     }
 
     /// Runs the tool and compares the run with the golden `cli/<name>`.

@@ -15,7 +15,7 @@ extension CLITests {
     }
 
     /// Exports `source`, imports the export into the new folder `target`, and returns both runs.
-    func exportThenImport(_ source: String, into target: String, _ options: [String] = []) throws -> (Run, Run) {
+    func exportThenImport(_ source: String, into target: String, _ options: [String] = []) throws -> (ToolRun, ToolRun) {
         let exported = try flatcache(["export", source])
         #expect(exported.status == 0)
         return (exported, try flatcache(["import", target] + options, input: Data(exported.stdout.utf8)))

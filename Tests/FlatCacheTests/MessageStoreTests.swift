@@ -183,8 +183,9 @@ import Testing
     }
 }
 
-/// The first screen of a chat view, and "never cached" told from "cached as empty".
-@Suite struct MessageStoreFirstScreenTests {
+/// The first screen of a chat view, "never cached" told from "cached as empty",
+/// and paging by message.
+@Suite struct MessageStorePagingTests {
     let folder: TemporaryFolder
     let cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
     let url = Fixtures.channelURL
@@ -218,18 +219,8 @@ import Testing
         try cache.messages.removeAll(in: url)
         #expect(try cache.messages.loadIfCached(in: url) == nil)
     }
-}
 
-/// Paging by message, in the file's order (time, then id): nothing skipped, nothing twice.
-@Suite struct MessageStoreCursorPagingTests {
-    let folder: TemporaryFolder
-    let cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
-    let url = Fixtures.channelURL
-
-    init() throws {
-        folder = try TemporaryFolder()
-        cache = try ChatCache(directory: folder.url)
-    }
+    // MARK: - Paging by message, in file order (time, then id): nothing skipped, nothing twice
 
     @Test func pagingBackByMessageVisitsEveryMessageOnceEvenWithinOneMillisecond() throws {
         // Given 25 messages, many sharing a millisecond
