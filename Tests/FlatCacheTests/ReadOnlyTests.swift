@@ -140,7 +140,8 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = [
-            "--reuid=65534", "--regid=65534", "--clear-groups", ProcessTests.helper.path, "read", cache.path, channel,
+            "--reuid=65534", "--regid=65534", "--clear-groups",
+            try Executables.runnableCopy(of: "flatcache-test-helper", in: folder.url).path, "read", cache.path, channel,
         ]
         let output = Pipe()
         process.standardOutput = output

@@ -10,4 +10,21 @@ enum Executables {
         let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }
         return (bundle?.bundleURL.deletingLastPathComponent() ?? products).appendingPathComponent(name)
     }
+
+    /// A copy of the executable `name` in `folder`, that every user may run:
+    /// for tests run as another user, who may not reach the build folder
+    /// (a clone in a private temporary folder). Swift executables find the
+    /// toolchain's libraries by absolute path, so the copy runs as it is.
+    static func runnableCopy(of name: String, in folder: URL) throws -> URL {
+        let bin = folder.appendingPathComponent(".bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let copy = bin.appendingPathComponent(name)
+        if !FileManager.default.fileExists(atPath: copy.path) {
+            try FileManager.default.copyItem(at: url(name), to: copy)
+        }
+        for (path, mode) in [(folder.path, 0o755), (bin.path, 0o755), (copy.path, 0o755)] as [(String, mode_t)] {
+            _ = chmod(path, mode)
+        }
+        return copy
+    }
 }

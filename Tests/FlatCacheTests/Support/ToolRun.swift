@@ -10,12 +10,12 @@ struct ToolRun {
     /// `setpriv`) when `asNobody`, feeding `input` on standard input.
     init(_ arguments: [String], in directory: URL, input: Data? = nil, asNobody: Bool = false) throws {
         let process = Process()
-        let tool = Executables.url("flatcache")
         if asNobody {
+            let tool = try Executables.runnableCopy(of: "flatcache", in: directory)
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", tool.path] + arguments
         } else {
-            process.executableURL = tool
+            process.executableURL = Executables.url("flatcache")
             process.arguments = arguments
         }
         process.currentDirectoryURL = directory
