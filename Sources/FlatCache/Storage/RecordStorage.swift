@@ -159,7 +159,8 @@ struct RecordStorage: Sendable {
         return records
     }
 
-    private func serialize<R: CacheRecord>(_ records: [R]) throws(FlatCacheError) -> [Data] {
+    /// Each record's bytes, or ``FlatCacheError/serializationFailed(recordType:underlying:)``.
+    func serialize<R: CacheRecord>(_ records: [R]) throws(FlatCacheError) -> [Data] {
         do {
             return try records.map { try $0.serialize() }
         } catch {

@@ -4,10 +4,10 @@
 /// two writes to one channel never interleave.
 ///
 /// ```swift
-/// try cache.messages.save(fetched)                                           // upsert
-/// let page = try cache.messages.load(in: channelURL, before: .max, limit: 30) // newest 30, oldest first
+/// try cache.messages.save(fetched)                                    // upsert
+/// let page = try cache.messages.loadLatest(in: channelURL, limit: 30)  // newest 30, oldest first
 /// if let oldest = page.first {
-///     let older = try cache.messages.load(in: channelURL, before: oldest.createdAt, limit: 30)
+///     let older = try cache.messages.load(in: channelURL, before: oldest, limit: 30)
 ///     print(older.count)
 /// }
 /// ```
@@ -44,13 +44,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         // Channels are written one by one: encode the later channels' messages before the
         // first write, so a record that cannot be encoded leaves every file as it was.
         // (The first channel's are encoded before its own write anyway.)
-        for key in keys.dropFirst() {
-            for message in channels[key]?.messages ?? [] {
-                do { _ = try message.serialize() } catch {
-                    throw .serializationFailed(recordType: String(describing: Message.self), underlying: error)
-                }
-            }
-        }
+        for key in keys.dropFirst() { _ = try storage.serialize(channels[key]?.messages ?? []) }
         for key in keys {
             guard let (url, incoming) = channels[key] else { continue }
             let outcome = try storage.update(try layout.messagesFile(forChannel: url), as: Message.self) {
