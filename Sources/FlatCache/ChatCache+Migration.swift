@@ -22,15 +22,21 @@ extension ChatCache {
     /// }
     /// ```
     ///
-    /// Every record is read and converted before anything is written, so a
-    /// conversion that throws leaves the folder as it was. Then, holding every
-    /// lock, the old data files are removed, the new types recorded and the
-    /// converted records saved with this cache's configuration (retention
-    /// and the caching rules apply). A crash in that last step leaves a cache
-    /// of the new types holding part of the data, never a mix of types.
+    /// Every record is read, converted, checked against the caching rules and
+    /// encoded before anything is written, so a conversion that throws, or a
+    /// converted record a save would refuse (an empty channel URL or user id,
+    /// a value that cannot be encoded), leaves the folder as it was. Then,
+    /// holding every lock, the old data files are removed, the new types
+    /// recorded and the converted records saved with this cache's
+    /// configuration (retention and the caching rules apply). A crash or a
+    /// disk failure in that last step leaves a cache of the new types holding
+    /// part of the data, never a mix of types.
     /// Channels cached with no messages, and damaged files (reported and
-    /// moved aside as by a load), are not carried over. This instance should
-    /// not be used afterwards: its types no longer match the folder.
+    /// moved aside as by a load), are not carried over. Afterwards, this
+    /// instance and any other of the old types (in this process or another)
+    /// should be replaced: a load of theirs that meets a record of the new
+    /// types throws ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)``
+    /// instead of taking the file for damaged, but their writes are not checked.
     ///
     /// - important: Requires disk I/O; reads the whole cache into memory.
     /// - Parameters:
@@ -39,8 +45,10 @@ extension ChatCache {
     ///   - user: The new record for a cached user; `nil` leaves it out.
     /// - Returns: The cache, opened with the new types.
     /// - Throws: ``FlatCacheError/conversionFailed(recordType:underlying:)`` when a
-    ///   closure throws, ``FlatCacheError/readOnlyCache(_:)``, or a
-    ///   serialization or file-system error.
+    ///   closure throws, ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/emptyUserID``
+    ///   or ``FlatCacheError/serializationFailed(recordType:underlying:)`` for a
+    ///   converted record (all before anything is written),
+    ///   ``FlatCacheError/readOnlyCache(_:)``, or a file-system error.
     public func migrate<NewMessage: MessageRecord, NewChannel: ChannelRecord, NewUser: UserRecord>(
         message: (Message) throws -> NewMessage?,
         channel: (Channel) throws -> NewChannel?,
@@ -50,6 +58,12 @@ extension ChatCache {
         let newMessages = try Self.convert(try messages.loadAll(), with: message)
         let newChannels = try Self.convert(try channels.load(), with: channel)
         let newUsers = try Self.convert(try users.load(), with: user)
+        // What the saves below would refuse (an empty URL, a record that cannot be
+        // encoded) is refused now, while the old data is still there.
+        try MessageStore<NewMessage>(storage: storage, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
+            .validate(newMessages)
+        try ChannelStore<NewChannel>(storage: storage, layout: layout).validate(newChannels)
+        try UserStore<NewUser>(storage: storage, layout: layout).validate(newUsers)
         let types = ChatCache<NewMessage, NewChannel, NewUser>.recordTypes
         try storage.locks.withAllLocks { () throws(FlatCacheError) in
             try removeData()

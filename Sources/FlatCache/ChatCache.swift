@@ -74,7 +74,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         // One spelling per file (no links, no "..") so every instance picks the same lock for it.
         let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path))
         let storage = RecordStorage(
-            root: layout.root, synchronized: synchronized, readOnlyDirectory: writable ? nil : directory,
+            root: layout.root, directory: directory, recordTypes: Self.recordTypes, synchronized: synchronized,
+            isReadOnly: !writable,
             quarantine: layout.quarantine, logger: configuration.logger, onDamagedFile: configuration.onDamagedFile,
             locks: LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath))
         self.directory = directory
@@ -135,8 +136,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     func removeData() throws(FlatCacheError) {
         try layout.channelsFile.remove()
         try layout.usersFile.remove()
-        try FileSystem.removeDirectory(at: layout.messagesDirectory)
-        try FileSystem.removeDirectory(at: layout.quarantine.directory)
+        try FileSystem.removeItem(at: layout.messagesDirectory)
+        try FileSystem.removeItem(at: layout.quarantine.directory)
     }
 }
 
@@ -149,12 +150,15 @@ extension ChatCache where Message == ChatMessage, Channel == ChatChannel, User =
     /// ```
     /// - important: Requires disk I/O.
     /// - Parameters:
-    ///   - directory: A folder that is empty, missing, or a FlatCache folder.
-    ///   - configuration: Retention, durability and logging.
+    ///   - directory: A folder that is empty, missing, or a FlatCache folder
+    ///     (with ``Configuration/readOnly``: a FlatCache folder).
+    ///   - configuration: Retention, durability, logging, read-only and record-type choices.
     /// - Throws: ``FlatCacheError/invalidConfiguration(reason:)``,
     ///   ``FlatCacheError/notADirectory(_:)``, ``FlatCacheError/notACacheDirectory(_:)``,
-    ///   ``FlatCacheError/unsupportedFormat(marker:directory:)``, or a file-system error
-    ///   (a folder that cannot be created or written).
+    ///   ``FlatCacheError/unsupportedFormat(marker:directory:)``,
+    ///   ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)`` (a folder
+    ///   written with an app's own record types), or a file-system error (a folder
+    ///   that cannot be created or read).
     public convenience init(directory: URL, configuration: Configuration = Configuration()) throws(FlatCacheError) {
         try self.init(opening: directory, configuration: configuration)
     }

@@ -190,3 +190,62 @@ import Testing
     }
 
 }
+
+/// What a second, black-box reading of the record-type promises found.
+@Suite struct RecordTypesEdgeTests {
+    typealias SDKCache = ChatCache<SDKMessage, SDKChannel, SDKUser>
+
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+        let cache = try ChatCache(directory: folder.url)
+        try cache.channels.replace(with: [Fixtures.channel("a", lastMessageAt: 3_000)])
+        try cache.messages.save(Fixtures.messages(3, in: "a") + Fixtures.messages(2, in: "b"))
+    }
+
+    @Test func aConvertedRecordASaveWouldRefuseLeavesTheFolderAsItWas() throws {
+        let before = FileManager.default.temporaryDirectory.appendingPathComponent("flatcache-before-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: folder.url, to: before)
+        defer { try? FileManager.default.removeItem(at: before) }
+
+        #expect {
+            let _: SDKCache = try ChatCache(directory: folder.url).migrate(
+                message: { SDKMessage(messageID: $0.messageID, channelURL: $0.channelURL == "b" ? "" : $0.channelURL, createdAt: $0.createdAt, body: $0.text) },
+                channel: { SDKChannel(channelURL: $0.channelURL, isGroupChannel: true, lastMessageAt: 0) },
+                user: { SDKUser(userID: $0.userID) })
+        } throws: { error in
+            guard case FlatCacheError.emptyChannelURL = error else { return false }
+            return true
+        }
+        #expect(try GoldenFolder.differences(between: folder.url, and: before).isEmpty)
+        #expect(try ChatCache(directory: folder.url).messages.load(in: "b").count == 2)
+    }
+
+    @Test func anInstanceOfTheOldTypesMeetsTheMigratedDataWithAnErrorNotAQuarantine() throws {
+        let old = try ChatCache(directory: folder.url)
+        let _: SDKCache = try old.migrate(
+            message: { SDKMessage(messageID: $0.messageID, channelURL: $0.channelURL, createdAt: $0.createdAt, body: $0.text) },
+            channel: { SDKChannel(channelURL: $0.channelURL, isGroupChannel: true, lastMessageAt: 0) },
+            user: { SDKUser(userID: $0.userID) })
+
+        for load in [{ _ = try old.messages.load(in: "a") }, { _ = try old.channels.load() }, { _ = try old.verify() }] {
+            #expect { try load() } throws: { error in
+                guard case FlatCacheError.recordTypeMismatch(_, let cached, let requested) = error else { return false }
+                return cached == SDKCache.recordTypes && requested == ChatCache<ChatMessage, ChatChannel, ChatUser>.recordTypes
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appending("quarantine").path))
+        #expect(try SDKCache(directory: folder.url).messages.load(in: "a").count == 3)
+    }
+
+    @Test func aNameEndingInACarriageReturnReopens() throws {
+        struct Member: UserRecord, JSONCacheRecord {
+            static var recordTypeName: String { "Users v2\r" }
+            var userID: String
+        }
+        let other = folder.appending("cr")
+        try ChatCache<SDKMessage, SDKChannel, Member>(directory: other).users.save([Member(userID: "u")])
+        #expect(try ChatCache<SDKMessage, SDKChannel, Member>(directory: other).users.load().map(\.userID) == ["u"])
+    }
+}

@@ -14,14 +14,18 @@ enum RecordTypesFile {
 
     /// The types recorded in `data`; `nil` unless it is exactly the three lines.
     static func parse(_ data: Data) -> RecordTypes? {
-        guard let text = String(validating: data, as: UTF8.self), text.hasSuffix("\n") else { return nil }
-        let lines = text.dropLast().split(separator: "\n", omittingEmptySubsequences: false)
-        let roles = ["messages ", "channels ", "users "]
+        let newline = UInt8(ascii: "\n")
+        guard data.last == newline else { return nil }
+        // Split bytes, not Characters: "\r\n" is one Character, and a name may end with "\r".
+        let lines = data.dropLast().split(separator: newline, omittingEmptySubsequences: false)
+        let roles = ["messages ", "channels ", "users "].map { Array($0.utf8) }
         guard lines.count == roles.count else { return nil }
         var names = [String]()
         for (line, role) in zip(lines, roles) {
-            guard line.hasPrefix(role), line.count > role.count else { return nil }
-            names.append(String(line.dropFirst(role.count)))
+            guard line.starts(with: role), line.count > role.count,
+                let name = String(validating: line.dropFirst(role.count), as: UTF8.self)
+            else { return nil }
+            names.append(name)
         }
         return RecordTypes(messages: names[0], channels: names[1], users: names[2])
     }
@@ -30,9 +34,14 @@ enum RecordTypesFile {
     /// `records` file, and placeholder names when the file cannot be read as
     /// three lines (so that opening refuses it rather than guess).
     static func read(_ layout: CacheLayout) throws(FlatCacheError) -> RecordTypes? {
+        try read(at: layout.recordTypesPath)
+    }
+
+    /// The types recorded in the `records` file at `path` (see ``read(_:)``).
+    static func read(at path: String) throws(FlatCacheError) -> RecordTypes? {
         let data: Data?
         do {
-            data = try FileSystem.contentsOfFile(at: layout.recordTypesPath)
+            data = try FileSystem.contentsOfFile(at: path)
         } catch where FileSystem.isNotARegularFile(error) {
             return unreadable
         }
@@ -43,7 +52,9 @@ enum RecordTypesFile {
     /// Records `types` in the folder of `layout`, atomically.
     static func write(_ types: RecordTypes, _ layout: CacheLayout, synchronized: Bool) throws(FlatCacheError) {
         for name in [types.messages, types.channels, types.users] {
-            precondition(!name.isEmpty && !name.contains("\n"), "a recordTypeName must be one non-empty line: \(name)")
+            // A programmer's error, like a bad format string: trap rather than write an unreadable file.
+            precondition(
+                !name.isEmpty && !name.utf8.contains(UInt8(ascii: "\n")), "a recordTypeName must be one non-empty line: \(name)")
         }
         try FileSystem.replaceFile(at: layout.recordTypesPath, with: contents(types), synchronized: synchronized)
     }

@@ -40,8 +40,9 @@ public protocol CacheRecord: Sendable {
     /// The default is the module-qualified type name (`String(reflecting:)`),
     /// such as `FlatCache.ChatMessage`. Give a fixed name to keep reading a
     /// folder after renaming the type or its module; give a new name when the
-    /// bytes ``serialize()`` writes change incompatibly. One line of text:
-    /// no newline.
+    /// bytes ``serialize()`` writes change incompatibly. One line of UTF-8,
+    /// not empty, without a `\n`; opening a cache with a name that breaks
+    /// this traps (a programmer error, caught by the first test that opens one).
     static var recordTypeName: String { get }
 }
 

@@ -8,11 +8,14 @@ import Logging
 struct RecordStorage: Sendable {
     /// The cache folder's path, for paths reported relative to it.
     let root: String
+    /// The folder as the app named it, for errors.
+    let directory: URL
+    /// The record types this cache reads and writes.
+    let recordTypes: RecordTypes
     /// Whether writes `fsync` (``Durability/synchronized``).
     let synchronized: Bool
-    /// The folder as the app named it, when the cache only reads: every write
-    /// then throws ``FlatCacheError/readOnlyCache(_:)``; `nil` when it writes.
-    let readOnlyDirectory: URL?
+    /// Whether the cache only reads: every write then throws ``FlatCacheError/readOnlyCache(_:)``.
+    let isReadOnly: Bool
     /// Where damaged files go.
     let quarantine: Quarantine
     /// Where damaged files are logged.
@@ -21,9 +24,6 @@ struct RecordStorage: Sendable {
     let onDamagedFile: (@Sendable (DamagedFile) -> Void)?
     /// One lock per file (striped).
     let locks: LockStripes
-
-    /// Whether the cache only reads.
-    var isReadOnly: Bool { readOnlyDirectory != nil }
 
     /// The records in `file`; `[]` when it is missing or damaged (then reported and, unless read-only, moved aside).
     func read<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R] {
@@ -44,12 +44,21 @@ struct RecordStorage: Sendable {
 
     /// Reads `file`, hands its records to `transform` and writes what it returns,
     /// all under the file's lock so that concurrent updates never interleave.
+    ///
+    /// - Parameter creating: Whether a missing (or damaged) file is written when
+    ///   `transform` returns no records. `false` for changes that only take
+    ///   away (a change log, a removal): they leave "never cached" as it is
+    ///   rather than make it "cached as empty".
+    /// - Returns: What the write did; `nil` when nothing was written.
     func update<R: CacheRecord>(
-        _ file: RecordFile, as type: R.Type, _ transform: ([R]) throws(FlatCacheError) -> [R]
-    ) throws(FlatCacheError) -> RecordFile.WriteOutcome {
+        _ file: RecordFile, as type: R.Type, creating: Bool = true,
+        _ transform: ([R]) throws(FlatCacheError) -> [R]
+    ) throws(FlatCacheError) -> RecordFile.WriteOutcome? {
         try requireWritable()
         return try withLock(file) { () throws(FlatCacheError) in
-            let updated = try transform(try readLocked(file, as: type) ?? [])
+            let cached = try readLocked(file, as: type)
+            let updated = try transform(cached ?? [])
+            if cached == nil && updated.isEmpty && !creating { return nil }
             return try writeLocked(file, try serialize(updated))
         }
     }
@@ -58,13 +67,15 @@ struct RecordStorage: Sendable {
     /// count, `nil` when it does not exist, or why it cannot be trusted.
     func inspect<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> Result<Int, Corruption>? {
         try withLock(file) { () throws(FlatCacheError) in
-            switch try file.read(finishing: !isReadOnly) {
+            // A check changes nothing: a crash-cut replace is read, not finished.
+            switch try file.read(finishing: false) {
             case .missing: return nil
             case .corrupt(let corruption): return .failure(corruption)
             case .records(let lines):
                 do throws(Corruption) {
                     return .success(try decode(lines, as: type).count)
                 } catch {
+                    try requireRecordTypes()
                     return .failure(error)
                 }
             }
@@ -86,7 +97,17 @@ struct RecordStorage: Sendable {
 
     /// Throws ``FlatCacheError/readOnlyCache(_:)`` when the cache only reads.
     func requireWritable() throws(FlatCacheError) {
-        if let readOnlyDirectory { throw .readOnlyCache(readOnlyDirectory) }
+        if isReadOnly { throw .readOnlyCache(directory) }
+    }
+
+    /// Throws ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)``
+    /// when the folder now names other record types than this cache's: it was
+    /// migrated or erased by another instance since this one opened it. Called
+    /// when a record does not decode, before the file is taken for damaged.
+    private func requireRecordTypes() throws(FlatCacheError) {
+        if let cached = try RecordTypesFile.read(at: root + "/records"), cached != recordTypes {
+            throw .recordTypeMismatch(directory: directory, cached: cached, requested: recordTypes)
+        }
     }
 
     /// `path` relative to the cache folder, as reports name files.
@@ -109,6 +130,7 @@ struct RecordStorage: Sendable {
             do {
                 return try decode(lines, as: type)
             } catch {
+                try requireRecordTypes()
                 corruption = error
             }
         case .corrupt(let found):

@@ -89,12 +89,19 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     public func remove(channelURL: String) throws(FlatCacheError) {
         let messagesFile = try layout.messagesFile(forChannel: channelURL)
         let key = RecordKey(channelURL)
-        _ = try storage.update(layout.channelsFile, as: Channel.self) { cached in
+        _ = try storage.update(layout.channelsFile, as: Channel.self, creating: false) { cached in
             cached.filter { RecordKey($0.channelURL) != key }
         }
         // Messages after the channel: a crash in between leaves messages that no listed
         // channel shows (removed by the next remove or removeAll), never a broken file.
         try storage.remove(messagesFile)
+    }
+
+    /// Throws what ``replace(with:)`` would throw for `channels` before writing
+    /// (an empty channel URL, a record that cannot be encoded), and writes nothing.
+    func validate(_ channels: [Channel]) throws(FlatCacheError) {
+        var ignored = SaveResult()
+        _ = try storage.serialize(try groupChannels(channels, counting: &ignored))
     }
 
     /// The group channels among `channels`, open ones counted as left out.

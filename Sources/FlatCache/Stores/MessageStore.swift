@@ -30,6 +30,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     ///   anything is written), or a file-system error.
     @discardableResult
     public func save(_ messages: some Sequence<Message>) throws(FlatCacheError) -> SaveResult {
+        try storage.requireWritable()  // even a save with nothing to write: the rule is per call
         var result = SaveResult()
         var channels = [RecordKey: (url: String, messages: [Message])]()
         for message in messages {
@@ -66,7 +67,10 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
 
     /// The cached messages of a channel, oldest first, or `nil` when the
     /// channel was never cached: tells "show a spinner" (`nil`) from "no
-    /// messages yet" (`[]`, after a save or ``replace(_:in:)`` of an empty list).
+    /// messages yet" (`[]`: after ``replace(_:in:)`` of an empty list, or a
+    /// change log that deleted every cached message). A change log, or a save
+    /// that leaves every message out, does not make a channel never cached
+    /// into one cached as empty.
     ///
     /// ```swift
     /// switch try cache.messages.loadIfCached(in: channelURL) {
@@ -118,7 +122,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         var result = SaveResult()
         let changed = try sent(updated, in: channelURL, counting: &result)
         let deleted = Set(deletedMessageIDs)
-        let outcome = try storage.update(file, as: Message.self) { cached in
+        // creating: false: deletions for a channel never cached leave it never cached.
+        let outcome = try storage.update(file, as: Message.self, creating: false) { cached in
             let merged = Self.upserting(changed, into: cached)
             return retained(merged.filter { !deleted.contains($0.messageID) }, counting: &result)
         }
@@ -149,6 +154,15 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     }
 
     // MARK: - Rules
+
+    /// Throws what ``save(_:)`` would throw for `messages` before writing (an
+    /// empty channel URL, a record that cannot be encoded), and writes nothing.
+    func validate(_ messages: [Message]) throws(FlatCacheError) {
+        for message in messages where message.messageID != 0 && message.isInGroupChannel {
+            guard !message.channelURL.isEmpty else { throw .emptyChannelURL }
+        }
+        _ = try storage.serialize(messages)
+    }
 
     /// The messages that may be cached for `channelURL`: all must belong to it;
     /// id 0 and open channels' messages are left out.

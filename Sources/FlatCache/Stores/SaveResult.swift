@@ -52,10 +52,12 @@ public struct SaveResult: Sendable, Hashable, CustomStringConvertible {
         lhs.recordsDropped += rhs.recordsDropped
     }
 
-    mutating func count(_ outcome: RecordFile.WriteOutcome) {
+    /// Counts a write's outcome; `nil` (nothing written, the file stays absent) counts as neither.
+    mutating func count(_ outcome: RecordFile.WriteOutcome?) {
         switch outcome {
-        case .written: filesWritten += 1
-        case .unchanged: filesUnchanged += 1
+        case .written?: filesWritten += 1
+        case .unchanged?: filesUnchanged += 1
+        case nil: break
         }
     }
 }

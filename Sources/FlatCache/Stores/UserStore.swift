@@ -50,8 +50,15 @@ public struct UserStore<User: UserRecord>: Sendable {
     /// - Throws: A file-system error.
     public func remove(userIDs: some Sequence<String>) throws(FlatCacheError) {
         let removed = Set(userIDs.map(RecordKey.init))
-        _ = try storage.update(layout.usersFile, as: User.self) { cached in
+        _ = try storage.update(layout.usersFile, as: User.self, creating: false) { cached in
             cached.filter { !removed.contains(RecordKey($0.userID)) }
         }
+    }
+
+    /// Throws what ``save(_:)`` would throw for `users` before writing (an
+    /// empty user id, a record that cannot be encoded), and writes nothing.
+    func validate(_ users: [User]) throws(FlatCacheError) {
+        guard users.allSatisfy({ !$0.userID.isEmpty }) else { throw .emptyUserID }
+        _ = try storage.serialize(users)
     }
 }

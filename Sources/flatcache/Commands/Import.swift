@@ -80,9 +80,8 @@ struct Import: ParsableCommand {
             if result.recordsDropped > 0 { dropped.append(Dropped(channelURL: url, dropped: result.recordsDropped)) }
         }
         for case .messages(let url) in plan.emptyFiles where plan.messages[Array(url.utf8)] == nil {
-            // An empty update: creates the file when missing, keeps what a cache already holds.
-            let result = try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [], in: url)
-            if result.recordsDropped > 0 { dropped.append(Dropped(channelURL: url, dropped: result.recordsDropped)) }
+            // Cached as empty only where nothing is cached yet: import never takes messages away.
+            if try cache.messages.loadIfCached(in: url) == nil { try cache.messages.replace([], in: url) }
         }
         if !plan.users.isEmpty || plan.emptyFiles.contains(.users) { try cache.users.save(plan.users) }
         let report = Report(
