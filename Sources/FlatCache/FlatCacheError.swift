@@ -88,19 +88,25 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
         case .notADirectory(let url):
             "\(url.path) is a file, not a folder: a cache needs a folder."
         case .notACacheDirectory(let url):
-            "\(url.path) is not a FlatCache folder: it has no 'format' marker (a new cache needs an empty or missing folder)."
+            "\(url.path) is not a FlatCache folder: it has no 'format' marker."
         case .fileSystem(let operation, let path, let code):
             "Could not \(operation.verb) \(path): \(String(cString: strerror(code.rawValue)))."
         case .serializationFailed(let type, let underlying):
-            "Could not serialize a \(type): \(underlying)."
+            "Could not serialize a \(type): \(sentence(underlying))"
         case .readOnlyCache(let url):
             "The cache at \(url.path) is read-only: it can be loaded, not written."
         case .recordTypeMismatch(let directory, let cached, let requested):
             "The cache at \(directory.path) holds \(cached), not \(requested): open it with its own types, migrate it, or erase it."
         case .conversionFailed(let type, let underlying):
-            "Could not convert a \(type): \(underlying)."
+            "Could not convert a \(type): \(sentence(underlying))"
         }
     }
+}
+
+/// An underlying error's description, ending with one period.
+private func sentence(_ error: any Error) -> String {
+    let text = "\(error)"
+    return text.hasSuffix(".") ? text : text + "."
 }
 
 extension FlatCacheError.FileOperation {

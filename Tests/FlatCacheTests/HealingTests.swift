@@ -127,3 +127,66 @@ import Testing
         #expect(try cache.channels.load() == channels)
     }
 }
+
+/// Removing, and changes that only take away, with odd things on disk.
+@Suite struct RemovalTests {
+    let folder: TemporaryFolder
+    let cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
+
+    init() throws {
+        folder = try TemporaryFolder()
+        cache = try ChatCache(directory: folder.url)
+    }
+
+    @Test func logOutRemovesAFolderPlantedWhereADataFileBelongs() throws {
+        try cache.messages.save(Fixtures.messages(2))
+        try FileManager.default.createDirectory(at: folder.appending("users.lines/inside"), withIntermediateDirectories: true)
+
+        try cache.removeAll()
+
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "records"])
+    }
+
+    @Test func removingAChannelRemovesAFolderPlantedAsItsFile() throws {
+        try cache.messages.save(Fixtures.messages(2))
+        let messages = folder.appending("messages")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: messages.path).first { $0.hasSuffix(".lines") })
+        try FileManager.default.removeItem(at: messages.appendingPathComponent(name))
+        try FileManager.default.createDirectory(at: messages.appendingPathComponent(name + "/inside"), withIntermediateDirectories: true)
+
+        try cache.messages.removeAll(in: Fixtures.channelURL)
+
+        #expect(try FileManager.default.contentsOfDirectory(atPath: messages.path).isEmpty)
+        #expect(try cache.messages.loadIfCached(in: Fixtures.channelURL) == nil)
+    }
+
+    @Test func changesThatOnlyTakeAwayLeaveNeverCachedAsItIs() throws {
+        let result = try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [5], in: "never")
+        try cache.channels.remove(channelURL: "never")
+        try cache.users.remove(userIDs: ["nobody"])
+
+        #expect(result.filesWritten == 0 && result.filesUnchanged == 0)
+        #expect(try cache.messages.loadIfCached(in: "never") == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "records"])
+
+        // while deleting the last cached message leaves the channel cached as empty
+        try cache.messages.save([Fixtures.message(5, at: 5)])
+        try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [5], in: Fixtures.channelURL)
+        #expect(try cache.messages.loadIfCached(in: Fixtures.channelURL) == [])
+    }
+
+    @Test func verifyWithoutRepairLeavesACrashCutReplaceAsItIs() throws {
+        // Given new data beside its old sidecar, the new sidecar waiting in its temporary file
+        let sidecar = folder.appending("users.lines.sha256")
+        try cache.users.save([Fixtures.mina])
+        let old = try Data(contentsOf: sidecar)
+        try cache.users.save([ChatUser(userID: "zoe", nickname: "Zoe")])
+        try Data(contentsOf: sidecar).write(to: folder.appending(".users.lines.sha256.tmp"))
+        try old.write(to: sidecar)
+
+        // When it is verified without repair, the data is whole and nothing is renamed
+        #expect(try cache.verify().allSatisfy(\.isValid))
+        #expect(FileManager.default.fileExists(atPath: folder.appending(".users.lines.sha256.tmp").path))
+        #expect(try Data(contentsOf: sidecar) == old)
+    }
+}

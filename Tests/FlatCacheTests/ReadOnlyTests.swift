@@ -84,6 +84,8 @@ import Testing
             }
         }
         expectReadOnly { try reader.messages.save(Fixtures.messages(1)) }
+        expectReadOnly { try reader.messages.save([]) }
+        expectReadOnly { try reader.messages.save([Fixtures.message(0, at: 1)]) }
         expectReadOnly { try reader.messages.replace([], in: channel) }
         expectReadOnly { try reader.messages.applyChangeLog(updated: [], deletedMessageIDs: [1], in: channel) }
         expectReadOnly { try reader.messages.removeAll(in: channel) }

@@ -231,17 +231,11 @@ enum FileSystem {
         guard unlink(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
     }
 
-    /// Removes the folder at `path` and everything in it; a missing folder is fine.
-    static func removeDirectory(at path: String) throws(FlatCacheError) {
+    /// Removes what stands at `path`: a file or link, or a folder and
+    /// everything in it (never a link's target); a missing one is fine.
+    static func removeItem(at path: String) throws(FlatCacheError) {
         guard try entry(at: path) == .directory else { return try removeFile(at: path) }
-        for name in try contentsOfDirectory(at: path) {
-            let child = path + "/" + name
-            if try entry(at: child) == .directory {
-                try removeDirectory(at: child)
-            } else {
-                try removeFile(at: child)
-            }
-        }
+        for name in try contentsOfDirectory(at: path) { try removeItem(at: path + "/" + name) }
         guard rmdir(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
     }
 

@@ -100,10 +100,11 @@ struct RecordFile: Sendable, Hashable {
         return .written
     }
 
-    /// Removes the data file, then its sidecar; missing files are fine.
+    /// Removes the data file, then its sidecar; missing files are fine, and
+    /// so is a folder planted where one belongs (it goes too).
     func remove() throws(FlatCacheError) {
-        try FileSystem.removeFile(at: path)
-        try FileSystem.removeFile(at: sidecarPath)
+        try FileSystem.removeItem(at: path)
+        try FileSystem.removeItem(at: sidecarPath)
     }
 
     /// Whether the sidecar on disk is `sidecar` and the data file's bytes are
