@@ -68,15 +68,32 @@ import Testing
         #expect(try GoldenFolder.differences(between: cache, and: before).isEmpty)
     }
 
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
-    func everyReadCommandWorksOnAFolderItMayOnlyRead() throws {
-        // Given a root-owned copy that user nobody may read but not write, one file damaged
-        let damaged = try damage()
+    /// Makes the temporary folder root-owned and readable, not writable, by others.
+    func makeReadableOnly() throws {
         for path in [folder.url.path] + (try FileManager.default.subpathsOfDirectory(atPath: folder.url.path).map { folder.url.path + "/" + $0 }) {
             var isDirectory: ObjCBool = false
             _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
             _ = chmod(path, isDirectory.boolValue ? 0o755 : 0o644)
         }
+    }
+
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func everyReadCommandExits0OnAHealthyFolderItMayOnlyRead() throws {
+        try makeReadableOnly()
+        let before = try snapshot()
+        for arguments in Self.readCommands {
+            let run = try ToolRun(arguments, in: folder.url, asNobody: true)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+            #expect(run.stderr.isEmpty, "\(arguments): \(run.stderr)")
+        }
+        #expect(try GoldenFolder.differences(between: cache, and: before).isEmpty)
+    }
+
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func everyReadCommandWorksOnAFolderItMayOnlyRead() throws {
+        // Given a root-owned copy that user nobody may read but not write, one file damaged
+        let damaged = try damage()
+        try makeReadableOnly()
         let before = try snapshot()
 
         for arguments in Self.readCommands {
