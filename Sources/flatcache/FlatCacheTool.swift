@@ -12,7 +12,7 @@ struct FlatCacheTool: ParsableCommand {
             Human output by default, --json for scripts. Exit status: 0 all well, 1 something \
             is bad or failed, 2 wrong usage.
             """,
-        version: "flatcache 0.1.0 (reads and writes cache format 1)",
+        version: "flatcache, unreleased (reads and writes cache format 1, with its records file)",
         subcommands: [Info.self, Verify.self, Channels.self, Messages.self, Users.self, Export.self, Import.self])
 
     /// Runs the command line, with exit status 2 (not ArgumentParser's 64) for wrong usage.
