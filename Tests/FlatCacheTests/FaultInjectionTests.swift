@@ -125,6 +125,21 @@ import Testing
         FaultInjection.arm(.init(operation: .rename, pathPrefix: folder.url.path, code: .EIO, after: 1))
         expectFailure(.rename, .EIO) { try cache.messages.replace(after, in: url) }
         disarm()
+        // The new data file begins with the old one's lines, which the old sidecar still names:
+        // the load reads those (the content before the failed save), never the unconfirmed rest.
+        #expect(try cache.messages.load(in: url) == before)
+        #expect(recorder.entries.isEmpty)
+        try cache.messages.replace(after, in: url)
+        #expect(try cache.messages.load(in: url) == after)
+    }
+
+    @Test func aFailedSidecarRenameOfAnUnrelatedFileReadsAsAMissNeverAsWrongRecords() throws {
+        // The data file was renamed, its sidecar was not, and the old lines are not a prefix of the new.
+        let cache = try cache()
+        let other = Array(after.reversed().prefix(2))
+        FaultInjection.arm(.init(operation: .rename, pathPrefix: folder.url.path, code: .EIO, after: 1))
+        expectFailure(.rename, .EIO) { try cache.messages.replace(other, in: url) }
+        disarm()
         #expect(try cache.messages.load(in: url) == [])  // a miss, reported and moved aside
         #expect(recorder.entries.count == 1)
         try cache.messages.replace(after, in: url)  // and the next save heals it

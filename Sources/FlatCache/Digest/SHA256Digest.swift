@@ -41,6 +41,12 @@ struct SHA256Digest: Hashable, Sendable, CustomStringConvertible {
         #endif
     }
 
+    /// A digest from its `byteCount` raw bytes.
+    init(bytes: [UInt8]) {
+        precondition(bytes.count == Self.byteCount, "a SHA256 digest has 32 bytes")
+        self.bytes = bytes
+    }
+
     /// Parses 64 lowercase hexadecimal digits; anything else gives `nil`.
     init?(hex: some Collection<UInt8>) {
         guard hex.count == Self.byteCount * 2 else { return nil }

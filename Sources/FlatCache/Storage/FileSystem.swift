@@ -39,6 +39,18 @@ enum FileSystem {
         }
     }
 
+    /// The stamp of the regular file at `path`; `nil` when nothing, or
+    /// something other than a regular file, is there. One `lstat`.
+    static func stamp(at path: String) throws(FlatCacheError) -> FileStamp? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw failure(.read, path, code)
+        }
+        return info.st_mode & S_IFMT == S_IFREG ? FileStamp(info) : nil
+    }
+
     /// When the file at `path` was last modified, in milliseconds since 1970;
     /// `nil` when there is none. A final symbolic link is not followed.
     static func modificationTime(at path: String) throws(FlatCacheError) -> Int64? {
@@ -62,6 +74,12 @@ enum FileSystem {
     /// A final symbolic link is not followed: it fails with `ELOOP`; a folder,
     /// FIFO or device fails with `EISDIR` (see ``isNotARegularFile(_:)``).
     static func contentsOfFile(at path: String) throws(FlatCacheError) -> Data? {
+        try readFile(at: path)?.contents
+    }
+
+    /// The whole contents of the file at `path` and its stamp as it was opened,
+    /// or `nil` when there is none; as ``contentsOfFile(at:)``.
+    static func readFile(at path: String) throws(FlatCacheError) -> (contents: Data, stamp: FileStamp)? {
         if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
         // O_NONBLOCK: a FIFO planted at the path must not block the open (regular files ignore it).
         let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
@@ -96,7 +114,7 @@ enum FileSystem {
             filled += got
         }
         data.count = filled
-        return data
+        return (data, FileStamp(info))
     }
 
     /// Replaces the file at `path` with `data` atomically (see ``replaceFiles(_:synchronized:)``).
@@ -129,7 +147,7 @@ enum FileSystem {
     }
 
     /// Writes `data` to the temporary file of `path` and closes it; returns its path.
-    private static func writeTemporary(_ data: Data, for path: String, synchronized: Bool) throws(FlatCacheError) -> String {
+    static func writeTemporary(_ data: Data, for path: String, synchronized: Bool) throws(FlatCacheError) -> String {
         let temporary = temporaryPath(for: path)
         let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW
         if let code = FaultInjection.failure(.open, temporary) { throw failure(.open, temporary, code) }
@@ -158,6 +176,73 @@ enum FileSystem {
             throw failure(.write, temporary, code)
         }
         return temporary
+    }
+
+    /// Appends `data` to the existing regular file at `path`, provided it
+    /// still has the stamp `expected`, and returns its new stamp; `nil` (and
+    /// nothing written) when the file changed or is gone.
+    ///
+    /// Not atomic by itself: the caller keeps the sidecar telling which
+    /// prefix of the file was whole (see ``RecordFile``).
+    static func append(_ data: Data, to path: String, expecting expected: FileStamp) throws(FlatCacheError) -> FileStamp? {
+        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
+        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) })
+        else {
+            let code = errno
+            if code == ENOENT || code == ELOOP { return nil }
+            throw failure(.open, path, code)
+        }
+        var closed = false
+        defer { if !closed { _ = close(descriptor) } }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
+        guard info.st_mode & S_IFMT == S_IFREG, FileStamp(info) == expected else { return nil }
+        try writeAll(data, to: descriptor, path: path)
+        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
+        closed = true
+        if close(descriptor) != 0, errno != EINTR { throw failure(.write, path, errno) }
+        return FileStamp(info)
+    }
+
+    /// Writes `data` over the start of the file at `path` in place (creating
+    /// it when missing) and cuts it to `data.count` bytes: for a sidecar, whose
+    /// one line always has the same length, a single small write.
+    static func overwriteFile(at path: String, with data: Data) throws(FlatCacheError) {
+        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
+        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644) })
+        else { throw failure(.open, path, errno) }
+        var closed = false
+        defer { if !closed { _ = close(descriptor) } }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw failure(.write, path, EISDIR) }
+        if let code = FaultInjection.failure(.write, path) { throw failure(.write, path, code) }
+        let written = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        guard written == data.count else { throw failure(.write, path, written < 0 ? errno : EIO) }
+        if Int(info.st_size) > data.count, ftruncate(descriptor, off_t(data.count)) != 0 {
+            throw failure(.write, path, errno)
+        }
+        closed = true
+        if close(descriptor) != 0, errno != EINTR { throw failure(.write, path, errno) }
+    }
+
+    /// Cuts the regular file at `path` to its first `size` bytes.
+    static func truncateFile(at path: String, to size: Int) throws(FlatCacheError) {
+        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
+            throw failure(.open, path, errno)
+        }
+        defer { _ = close(descriptor) }
+        guard ftruncate(descriptor, off_t(size)) == 0 else { throw failure(.write, path, errno) }
+    }
+
+    /// Flushes the file at `path` to the disk (`fsync` through a new descriptor).
+    static func synchronizeFile(at path: String) throws(FlatCacheError) {
+        if let code = FaultInjection.failure(.sync, path) { throw failure(.sync, path, code) }
+        guard let descriptor = retryingOnInterrupt({ open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
+            throw failure(.open, path, errno)
+        }
+        defer { _ = close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw failure(.sync, path, errno) }
     }
 
     /// Whether `error` says a path held a link, folder or device where a regular file belongs.
@@ -241,6 +326,7 @@ enum FileSystem {
 
     /// Moves the file at `source` to `destination` (same file system), replacing nothing.
     static func moveFile(at source: String, to destination: String) throws(FlatCacheError) {
+        if let code = FaultInjection.failure(.rename, destination) { throw failure(.rename, destination, code) }
         guard rename(source, destination) == 0 else { throw failure(.rename, source, errno) }
     }
 
@@ -313,7 +399,7 @@ enum FileSystem {
         if let failedCode { throw failure(.write, path, failedCode) }
     }
 
-    private static func synchronizeDirectory(at path: String) throws(FlatCacheError) {
+    static func synchronizeDirectory(at path: String) throws(FlatCacheError) {
         if let code = FaultInjection.failure(.sync, path) { throw failure(.sync, path, code) }
         let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
         guard let descriptor else { throw failure(.open, path, errno) }

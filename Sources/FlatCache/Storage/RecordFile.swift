@@ -31,37 +31,112 @@ struct RecordFile: Sendable, Hashable {
         case unchanged
     }
 
+    /// What FlatCache knows of a data file it just read or wrote, so that it
+    /// can tell later, with one `stat`, whether anyone wrote it since, and
+    /// append lines without reading it again.
+    struct Tail: Sendable {
+        /// The data file's stamp.
+        var stamp: FileStamp
+        /// SHA256 over every byte of the data file.
+        var hasher: SHA256Hasher
+        /// Its number of lines (records).
+        var lineCount: Int
+    }
+
     /// Reads the data file and checks it against its sidecar.
     ///
-    /// - Parameter finishing: Whether to rename a waiting sidecar into place
-    ///   when a crash cut a replace short (``finishInterruptedReplace(digest:finishing:)``);
-    ///   `false` for a read-only cache, which reads such a pair without renaming.
+    /// - Parameter finishing: Whether to complete what a crash cut short:
+    ///   rename a waiting sidecar into place (a replace, see
+    ///   ``finishInterruptedReplace(digest:finishing:)``), or cut off lines an
+    ///   append left unconfirmed (see ``recoverUnfinishedAppend(_:recorded:)``);
+    ///   `false` for a read-only cache, which reads the whole part and changes nothing.
     /// - Throws: ``FlatCacheError/fileSystem(_:path:code:)`` when a file cannot be read.
     func read(finishing: Bool = true) throws(FlatCacheError) -> Contents {
-        let data: Data
+        try load(finishing: finishing).contents
+    }
+
+    /// Reads the data file as ``read(finishing:)`` does, and also returns its
+    /// ``Tail`` when its records are whole and on disk exactly as read.
+    func load(finishing: Bool = true) throws(FlatCacheError) -> (contents: Contents, tail: Tail?) {
+        var data: Data
+        var stamp: FileStamp
         let sidecar: Data?
         do {
-            guard let found = try FileSystem.contentsOfFile(at: path) else { return .missing }
-            data = found
+            guard let found = try FileSystem.readFile(at: path) else { return (.missing, nil) }
+            (data, stamp) = found
             sidecar = try FileSystem.contentsOfFile(at: sidecarPath)
         } catch where FileSystem.isNotARegularFile(error) {
-            return .corrupt(.notARegularFile)
+            return (.corrupt(.notARegularFile), nil)
         }
-        let actual = SHA256Digest(of: data)
+        var hasher = SHA256Hasher()
+        hasher.update(data)
+        let actual = hasher.finalize()
+        let recorded: Result<SHA256Digest, Corruption>
         do throws(Corruption) {
             guard let sidecar else { throw .missingSidecar }
-            let recorded = try Sidecar.digest(in: sidecar, name: name)
-            guard recorded == actual else {
-                throw .digestMismatch(recorded: recorded.hex, actual: actual.hex)
+            recorded = .success(try Sidecar.digest(in: sidecar, name: name))
+        } catch {
+            recorded = .failure(error)
+        }
+        if case .success(actual) = recorded { return decoded(data, stamp: stamp, hasher: hasher) }
+        // A replace cut short names the data exactly in its waiting sidecar: try that first.
+        // The data file itself is whole then, so its tail stays known.
+        if try finishInterruptedReplace(digest: actual, finishing: finishing) {
+            return decoded(data, stamp: stamp, hasher: hasher)
+        }
+        switch recorded {
+        case .failure(let problem):
+            return (.corrupt(problem), nil)
+        case .success(let digest):
+            guard let whole = recoverUnfinishedAppend(data, recorded: digest) else {
+                return (.corrupt(.digestMismatch(recorded: digest.hex, actual: actual.hex)), nil)
             }
-        } catch {
-            guard try finishInterruptedReplace(digest: actual, finishing: finishing) else { return .corrupt(error) }
+            // Cut the unconfirmed lines off (finishing), or read around them: then the file on
+            // disk stays longer than what was read, and its tail is not known.
+            var cut: FileStamp?
+            if finishing, (try? FileSystem.truncateFile(at: path, to: whole.data.count)) != nil {
+                cut = (try? FileSystem.stamp(at: path)) ?? nil
+            }
+            return decoded(whole.data, stamp: cut, hasher: whole.hasher)
         }
+    }
+
+    /// `data`'s records, and its tail when its `stamp` on disk is known.
+    private func decoded(_ data: Data, stamp: FileStamp?, hasher: SHA256Hasher) -> (contents: Contents, tail: Tail?) {
         do throws(Corruption) {
-            return .records(try RecordLines.decode(data))
+            let lines = try RecordLines.decode(data)
+            return (.records(lines), stamp.map { Tail(stamp: $0, hasher: hasher, lineCount: lines.count) })
         } catch {
-            return .corrupt(error)
+            return (.corrupt(error), nil)
         }
+    }
+
+    /// Finds the whole file inside one that a crash cut during an append:
+    /// appended lines go to the end of the data file before its sidecar
+    /// names the longer file, so a file whose sidecar matches one of its
+    /// prefixes that ends a line holds that prefix's records, and the rest is
+    /// an append that never finished.
+    ///
+    /// Costs one pass of SHA256 over the file, only when the whole file did
+    /// not match. Call with the file's lock held.
+    /// - Returns: The whole prefix and its hash state, or `nil` when no prefix matches.
+    private func recoverUnfinishedAppend(_ data: Data, recorded: SHA256Digest) -> (data: Data, hasher: SHA256Hasher)? {
+        var hasher = SHA256Hasher()
+        var start = 0
+        let found: Int? = data.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return nil }
+            if hasher.finalize() == recorded { return 0 }  // an append to an empty file
+            while start < bytes.count, let newline = memchr(base + start, 0x0A, bytes.count - start) {
+                let end = base.distance(to: newline) + 1
+                hasher.update(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                start = end
+                // The whole file was checked already; only a shorter prefix can be the one.
+                if end < bytes.count, hasher.finalize() == recorded { return end }
+            }
+            return nil
+        }
+        guard let found else { return nil }
+        return (data.prefix(found), hasher)
     }
 
     /// Finishes a replace that a crash cut between the data file's rename and
@@ -83,42 +158,10 @@ struct RecordFile: Sendable, Hashable {
         return true
     }
 
-    /// Writes `records` unless the data file and its sidecar already hold
-    /// exactly these bytes, as read back from disk: a file damaged in place
-    /// (even at the same size, with its sidecar intact) is rewritten, so the
-    /// save heals it.
-    ///
-    /// The data file is replaced first, then the sidecar, each atomically; a
-    /// crash between the two leaves a pair that fails its check and reads as
-    /// a miss, never as wrong records. Synchronized, both are flushed before
-    /// either rename and the folder once after: three `fsync`s, not four.
-    func write(_ records: [Data], synchronized: Bool) throws(FlatCacheError) -> WriteOutcome {
-        let body = RecordLines.encode(records)
-        let sidecar = Sidecar.contents(digest: SHA256Digest(of: body), name: name)
-        if try isHolding(body: body, sidecar: sidecar) { return .unchanged }
-        try FileSystem.replaceFiles([(path, body), (sidecarPath, sidecar)], synchronized: synchronized)
-        return .written
-    }
-
     /// Removes the data file, then its sidecar; missing files are fine, and
     /// so is a folder planted where one belongs (it goes too).
     func remove() throws(FlatCacheError) {
         try FileSystem.removeItem(at: path)
         try FileSystem.removeItem(at: sidecarPath)
-    }
-
-    /// Whether the sidecar on disk is `sidecar` and the data file's bytes are
-    /// `body`. Comparing the bytes themselves, not the sidecar's digest, is what
-    /// proves them: a byte flipped on disk leaves the sidecar and the size as
-    /// they were. Reading from the page cache and `memcmp` cost a fraction of
-    /// the SHA256 the new content already needed.
-    private func isHolding(body: Data, sidecar: Data) throws(FlatCacheError) -> Bool {
-        guard try FileSystem.entry(at: path) == .file(size: body.count) else { return false }
-        do {
-            guard try FileSystem.contentsOfFile(at: sidecarPath) == sidecar else { return false }
-            return try FileSystem.contentsOfFile(at: path) == body
-        } catch where FileSystem.isNotARegularFile(error) {
-            return false  // a link or folder where a file belongs: the write deals with it
-        }
     }
 }

@@ -1,0 +1,164 @@
+import Foundation
+
+extension RecordFile {
+    /// A write of one file in steps (stage, synchronize, commit, synchronize
+    /// the commit), so that a flush of many files writes them all, then syncs
+    /// them together, instead of one full round of `fsync`s per file.
+    struct StagedWrite: Sendable {
+        enum Kind: Sendable {
+            /// The file already holds these bytes: nothing to do.
+            case unchanged
+            /// Whole new data file and sidecar, waiting in their temporary files.
+            case replace(data: String, sidecar: String)
+            /// Lines appended to the data file; the sidecar naming them comes at commit.
+            case append(sidecar: Data)
+        }
+
+        let file: RecordFile
+        let kind: Kind
+        /// The tail the file has once committed (its stamp is final after ``RecordFile/commit(_:)``).
+        var tail: Tail
+
+        /// What the write did, as a save reports it.
+        var outcome: WriteOutcome {
+            if case .unchanged = kind { .unchanged } else { .written }
+        }
+    }
+
+    /// Writes `records` unless the data file and its sidecar already hold
+    /// exactly these bytes, as read back from disk: a file damaged in place
+    /// (even at the same size, with its sidecar intact) is rewritten, so the
+    /// save heals it.
+    ///
+    /// The data file is replaced first, then the sidecar, each atomically; a
+    /// crash between the two leaves a pair that fails its check and reads as
+    /// a miss, never as wrong records. Synchronized, both are flushed before
+    /// either rename and the folder once after: three `fsync`s, not four.
+    func write(_ records: [Data], synchronized: Bool) throws(FlatCacheError) -> WriteOutcome {
+        var staged = try stageReplace(records)
+        if synchronized {
+            do {
+                try synchronize(staged)
+            } catch {
+                discard(staged)
+                throw error
+            }
+        }
+        try commit(&staged)
+        if synchronized, case .replace = staged.kind { try FileSystem.synchronizeDirectory(at: FileSystem.parent(of: path)) }
+        return staged.outcome
+    }
+
+    /// Stages a whole-file write of `records`: both new files written to
+    /// their temporary files, or nothing when the file already holds them.
+    func stageReplace(_ records: [Data]) throws(FlatCacheError) -> StagedWrite {
+        let body = RecordLines.encode(records)
+        var hasher = SHA256Hasher()
+        hasher.update(body)
+        let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
+        if let stamp = try holding(body: body, sidecar: sidecar) {
+            return StagedWrite(file: self, kind: .unchanged, tail: Tail(stamp: stamp, hasher: hasher, lineCount: records.count))
+        }
+        let data = try FileSystem.writeTemporary(body, for: path, synchronized: false)
+        let waiting: String
+        do {
+            waiting = try FileSystem.writeTemporary(sidecar, for: sidecarPath, synchronized: false)
+        } catch {
+            try? FileSystem.removeFile(at: data)
+            throw error
+        }
+        // The stamp is taken at commit, when the new file is in place.
+        return StagedWrite(
+            file: self, kind: .replace(data: data, sidecar: waiting),
+            tail: Tail(stamp: placeholderStamp, hasher: hasher, lineCount: records.count))
+    }
+
+    /// Stages an append of `records` after the lines described by `tail`:
+    /// writes them at the end of the data file, provided nobody wrote it since
+    /// `tail` was taken; `nil` (and nothing written) otherwise.
+    ///
+    /// Until ``commit(_:)`` writes the sidecar, a reader sees the old file:
+    /// its sidecar still names the old bytes, which are a prefix of the new.
+    func stageAppend(_ records: [Data], after tail: Tail) throws(FlatCacheError) -> StagedWrite? {
+        let lines = RecordLines.encode(records)
+        guard let stamp = try FileSystem.append(lines, to: path, expecting: tail.stamp) else { return nil }
+        var hasher = tail.hasher
+        hasher.update(lines)
+        let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
+        return StagedWrite(
+            file: self, kind: .append(sidecar: sidecar),
+            tail: Tail(stamp: stamp, hasher: hasher, lineCount: tail.lineCount + records.count))
+    }
+
+    /// Flushes what ``stageReplace(_:)`` or ``stageAppend(_:after:)`` wrote to the disk.
+    func synchronize(_ staged: StagedWrite) throws(FlatCacheError) {
+        switch staged.kind {
+        case .unchanged: return
+        case .replace(let data, let sidecar):
+            try FileSystem.synchronizeFile(at: data)
+            try FileSystem.synchronizeFile(at: sidecar)
+        case .append:
+            try FileSystem.synchronizeFile(at: path)
+        }
+    }
+
+    /// Removes what a staged replace left in temporary files, when it will
+    /// not be committed. (An append cannot be taken back: its lines stay,
+    /// unconfirmed, until the next read cuts them off.)
+    func discard(_ staged: StagedWrite) {
+        guard case .replace(let data, let sidecar) = staged.kind else { return }
+        try? FileSystem.removeFile(at: data)
+        try? FileSystem.removeFile(at: sidecar)
+    }
+
+    /// Puts a staged write in place: renames the data file, then the sidecar,
+    /// over the old ones; or, for an append, writes the sidecar naming the
+    /// longer file over the old one (one write of its single line).
+    func commit(_ staged: inout StagedWrite) throws(FlatCacheError) {
+        switch staged.kind {
+        case .unchanged:
+            return
+        case .replace(let data, let sidecar):
+            do {
+                try FileSystem.moveFile(at: data, to: path)
+            } catch {
+                try? FileSystem.removeFile(at: data)
+                try? FileSystem.removeFile(at: sidecar)
+                throw error
+            }
+            do {
+                try FileSystem.moveFile(at: sidecar, to: sidecarPath)
+            } catch {
+                // The save failed: leave no waiting sidecar that would make the new data count.
+                try? FileSystem.removeFile(at: sidecar)
+                throw error
+            }
+            guard let stamp = try FileSystem.stamp(at: path) else {
+                throw .fileSystem(.rename, path: path, code: .ENOENT)
+            }
+            staged.tail.stamp = stamp
+        case .append(let sidecar):
+            try FileSystem.overwriteFile(at: sidecarPath, with: sidecar)
+        }
+    }
+
+    /// Whether the sidecar on disk is `sidecar` and the data file's bytes are
+    /// `body`; then the data file's stamp. Comparing the bytes themselves, not
+    /// the sidecar's digest, is what proves them: a byte flipped on disk
+    /// leaves the sidecar and the size as they were. Reading from the page
+    /// cache and `memcmp` cost a fraction of the SHA256 the new content needed.
+    private func holding(body: Data, sidecar: Data) throws(FlatCacheError) -> FileStamp? {
+        guard let stamp = try FileSystem.stamp(at: path), stamp.size == body.count else { return nil }
+        do {
+            guard try FileSystem.contentsOfFile(at: sidecarPath) == sidecar,
+                let read = try FileSystem.readFile(at: path), read.contents == body
+            else { return nil }
+            return read.stamp
+        } catch where FileSystem.isNotARegularFile(error) {
+            return nil  // a link or folder where a file belongs: the write deals with it
+        }
+    }
+
+    /// Stands in for a replaced file's stamp until the rename gives the real one.
+    private var placeholderStamp: FileStamp { FileStamp(stat()) }
+}
