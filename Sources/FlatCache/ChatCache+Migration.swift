@@ -60,13 +60,14 @@ extension ChatCache {
         let newUsers = try Self.convert(try users.load(), with: user)
         // What the saves below would refuse (an empty URL, a record that cannot be
         // encoded) is refused now, while the old data is still there.
-        try MessageStore<NewMessage>(storage: storage, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
+        try MessageStore<NewMessage>(engine: engine, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
             .validate(newMessages)
-        try ChannelStore<NewChannel>(storage: storage, layout: layout).validate(newChannels)
-        try UserStore<NewUser>(storage: storage, layout: layout).validate(newUsers)
+        try ChannelStore<NewChannel>(engine: engine, layout: layout).validate(newChannels)
+        try UserStore<NewUser>(engine: engine, layout: layout).validate(newUsers)
         let types = ChatCache<NewMessage, NewChannel, NewUser>.recordTypes
         try storage.locks.withAllLocks { () throws(FlatCacheError) in
             try removeData()
+            engine.forgetAll()
             try RecordTypesFile.write(types, layout, synchronized: storage.synchronized)
         }
         let migrated = try ChatCache<NewMessage, NewChannel, NewUser>(opening: directory, configuration: configuration)

@@ -33,7 +33,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     public let users: UserStore<User>
 
     let layout: CacheLayout
-    let storage: RecordStorage
+    let engine: CacheEngine
+    var storage: RecordStorage { engine.storage }
 
     /// Whether the cache only reads: opened with ``Configuration/readOnly``, or
     /// in a folder FlatCache cannot write (permissions, a read-only mount).
@@ -81,10 +82,12 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         self.directory = directory
         self.configuration = configuration
         self.layout = layout
-        self.storage = storage
-        messages = MessageStore(storage: storage, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
-        channels = ChannelStore(storage: storage, layout: layout)
-        users = UserStore(storage: storage, layout: layout)
+        let engine = CacheEngine(
+            storage: storage, memoryLimit: configuration.memoryLimit, writeDelay: configuration.writeDelay)
+        self.engine = engine
+        messages = MessageStore(engine: engine, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
+        channels = ChannelStore(engine: engine, layout: layout)
+        users = UserStore(engine: engine, layout: layout)
         try checkRecordTypes()
     }
 
@@ -129,7 +132,10 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
     public func removeAll() throws(FlatCacheError) {
         try storage.requireWritable()
-        try storage.locks.withAllLocks { () throws(FlatCacheError) in try removeData() }
+        try storage.locks.withAllLocks { () throws(FlatCacheError) in
+            try removeData()
+            engine.forgetAll()
+        }
     }
 
     /// Removes the data files and the quarantine; call with every lock held.

@@ -12,6 +12,12 @@ public struct Configuration: Sendable {
     /// The default number of messages kept per channel: 200.
     public static let defaultMaxMessagesPerChannel = 200
 
+    /// The default memory tier budget: 16 MiB.
+    public static let defaultMemoryLimit = 16 << 20
+
+    /// The default write-behind delay: 100 milliseconds.
+    public static let defaultWriteDelay = Duration.milliseconds(100)
+
     /// How many of a channel's most recent messages are kept; older ones are dropped on save.
     ///
     /// Must be at least 1. The default is ``defaultMaxMessagesPerChannel``.
@@ -19,6 +25,27 @@ public struct Configuration: Sendable {
 
     /// Whether a write waits for the disk (see ``Durability``). The default is ``Durability/atomic``.
     public var durability: Durability
+
+    /// The memory tier's budget, in estimated bytes of decoded records.
+    ///
+    /// Channels' messages, the channel list and the users that were loaded
+    /// or saved stay in memory, least recently used leaving first once the
+    /// estimate passes this budget; a load served from memory reads no file
+    /// (one `stat` checks that no one wrote it since). Records whose changes
+    /// are not written yet stay until they are. The estimate is each record's
+    /// serialized size plus 64 bytes. `0` keeps nothing in memory beyond
+    /// changes waiting to be written. The default is ``defaultMemoryLimit``.
+    public var memoryLimit: Int
+
+    /// How long the `async` saves wait before writing, so that changes to one
+    /// file in that time are written together, once.
+    ///
+    /// An `async` save returns when the memory tier holds the change; its file
+    /// is written at most this long after, and ``ChatCache/flush()`` writes
+    /// everything waiting at once. `.zero` makes every `async` save write
+    /// before it returns. The synchronous calls always write before they return.
+    /// The default is ``defaultWriteDelay``.
+    public var writeDelay: Duration
 
     /// Where FlatCache reports files it found corrupt and moved aside.
     ///
@@ -65,6 +92,8 @@ public struct Configuration: Sendable {
     /// - Parameters:
     ///   - maxMessagesPerChannel: See ``maxMessagesPerChannel``.
     ///   - durability: See ``durability``.
+    ///   - memoryLimit: See ``memoryLimit``.
+    ///   - writeDelay: See ``writeDelay``.
     ///   - logger: See ``logger``.
     ///   - readOnly: See ``readOnly``.
     ///   - eraseOnRecordTypeChange: See ``eraseOnRecordTypeChange``.
@@ -72,6 +101,8 @@ public struct Configuration: Sendable {
     public init(
         maxMessagesPerChannel: Int = Configuration.defaultMaxMessagesPerChannel,
         durability: Durability = .atomic,
+        memoryLimit: Int = Configuration.defaultMemoryLimit,
+        writeDelay: Duration = Configuration.defaultWriteDelay,
         logger: Logger = Logger(label: "FlatCache"),
         readOnly: Bool = false,
         eraseOnRecordTypeChange: Bool = false,
@@ -79,6 +110,8 @@ public struct Configuration: Sendable {
     ) {
         self.maxMessagesPerChannel = maxMessagesPerChannel
         self.durability = durability
+        self.memoryLimit = memoryLimit
+        self.writeDelay = writeDelay
         self.logger = logger
         self.readOnly = readOnly
         self.eraseOnRecordTypeChange = eraseOnRecordTypeChange
@@ -90,6 +123,12 @@ public struct Configuration: Sendable {
         guard maxMessagesPerChannel >= 1 else {
             throw .invalidConfiguration(
                 reason: "maxMessagesPerChannel must be at least 1, not \(maxMessagesPerChannel)")
+        }
+        guard memoryLimit >= 0 else {
+            throw .invalidConfiguration(reason: "memoryLimit must be 0 or more, not \(memoryLimit)")
+        }
+        guard writeDelay >= .zero else {
+            throw .invalidConfiguration(reason: "writeDelay must be zero or more, not \(writeDelay)")
         }
     }
 }

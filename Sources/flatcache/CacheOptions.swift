@@ -53,7 +53,10 @@ struct CacheOptions: ParsableArguments {
     ///   creates a cache there), or what the library throws.
     func open(readOnly: Bool, onDamagedFile: (@Sendable (DamagedFile) -> Void)? = nil) throws -> Cache {
         try checkIsACache()
+        // Every message a file holds (a folder may have been written with a higher limit),
+        // and no memory tier: the tool reads each file once.
         return try Cache(directory: url, configuration: Configuration(
+            maxMessagesPerChannel: .max, memoryLimit: 0,
             logger: Output.quietLogger, readOnly: readOnly, onDamagedFile: onDamagedFile))
     }
 

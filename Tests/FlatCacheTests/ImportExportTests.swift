@@ -73,7 +73,8 @@ extension CLITests {
         // Then all 250 are kept, nothing is reported left out, and the copy is identical
         #expect(imported.status == 0)
         #expect(imported.stderr.isEmpty)
-        #expect(try ChatCache(directory: folder.appending("copy")).messages.load(in: "big").count == 250)
+        let copy = try ChatCache(directory: folder.appending("copy"), configuration: .init(maxMessagesPerChannel: 300))
+        #expect(try copy.messages.load(in: "big").count == 250)
         #expect(try differences("copy", "app").isEmpty)
     }
 

@@ -206,8 +206,9 @@ enum FileSystem {
 
     /// Writes `data` over the start of the file at `path` in place (creating
     /// it when missing) and cuts it to `data.count` bytes: for a sidecar, whose
-    /// one line always has the same length, a single small write.
-    static func overwriteFile(at path: String, with data: Data) throws(FlatCacheError) {
+    /// one line always has the same length, a single small write. Returns its stamp.
+    @discardableResult
+    static func overwriteFile(at path: String, with data: Data) throws(FlatCacheError) -> FileStamp {
         if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
         guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644) })
         else { throw failure(.open, path, errno) }
@@ -222,8 +223,10 @@ enum FileSystem {
         if Int(info.st_size) > data.count, ftruncate(descriptor, off_t(data.count)) != 0 {
             throw failure(.write, path, errno)
         }
+        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
         closed = true
         if close(descriptor) != 0, errno != EINTR { throw failure(.write, path, errno) }
+        return FileStamp(info)
     }
 
     /// Cuts the regular file at `path` to its first `size` bytes.

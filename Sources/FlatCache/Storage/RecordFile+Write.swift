@@ -56,8 +56,9 @@ extension RecordFile {
         var hasher = SHA256Hasher()
         hasher.update(body)
         let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
-        if let stamp = try holding(body: body, sidecar: sidecar) {
-            return StagedWrite(file: self, kind: .unchanged, tail: Tail(stamp: stamp, hasher: hasher, lineCount: records.count))
+        if let stamps = try holding(body: body, sidecar: sidecar) {
+            let tail = Tail(stamp: stamps.data, sidecarStamp: stamps.sidecar, hasher: hasher, lineCount: records.count)
+            return StagedWrite(file: self, kind: .unchanged, tail: tail)
         }
         let data = try FileSystem.writeTemporary(body, for: path, synchronized: false)
         let waiting: String
@@ -70,7 +71,7 @@ extension RecordFile {
         // The stamp is taken at commit, when the new file is in place.
         return StagedWrite(
             file: self, kind: .replace(data: data, sidecar: waiting),
-            tail: Tail(stamp: placeholderStamp, hasher: hasher, lineCount: records.count))
+            tail: Tail(stamp: placeholderStamp, sidecarStamp: nil, hasher: hasher, lineCount: records.count))
     }
 
     /// Stages an append of `records` after the lines described by `tail`:
@@ -87,7 +88,7 @@ extension RecordFile {
         let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
         return StagedWrite(
             file: self, kind: .append(sidecar: sidecar),
-            tail: Tail(stamp: stamp, hasher: hasher, lineCount: tail.lineCount + records.count))
+            tail: Tail(stamp: stamp, sidecarStamp: nil, hasher: hasher, lineCount: tail.lineCount + records.count))
     }
 
     /// Flushes what ``stageReplace(_:)`` or ``stageAppend(_:after:)`` wrote to the disk.
@@ -137,8 +138,9 @@ extension RecordFile {
                 throw .fileSystem(.rename, path: path, code: .ENOENT)
             }
             staged.tail.stamp = stamp
+            staged.tail.sidecarStamp = try FileSystem.stamp(at: sidecarPath)
         case .append(let sidecar):
-            try FileSystem.overwriteFile(at: sidecarPath, with: sidecar)
+            staged.tail.sidecarStamp = try FileSystem.overwriteFile(at: sidecarPath, with: sidecar)
         }
     }
 
@@ -147,13 +149,13 @@ extension RecordFile {
     /// the sidecar's digest, is what proves them: a byte flipped on disk
     /// leaves the sidecar and the size as they were. Reading from the page
     /// cache and `memcmp` cost a fraction of the SHA256 the new content needed.
-    private func holding(body: Data, sidecar: Data) throws(FlatCacheError) -> FileStamp? {
+    private func holding(body: Data, sidecar: Data) throws(FlatCacheError) -> (data: FileStamp, sidecar: FileStamp)? {
         guard let stamp = try FileSystem.stamp(at: path), stamp.size == body.count else { return nil }
         do {
-            guard try FileSystem.contentsOfFile(at: sidecarPath) == sidecar,
+            guard let onDisk = try FileSystem.readFile(at: sidecarPath), onDisk.contents == sidecar,
                 let read = try FileSystem.readFile(at: path), read.contents == body
             else { return nil }
-            return read.stamp
+            return (read.stamp, onDisk.stamp)
         } catch where FileSystem.isNotARegularFile(error) {
             return nil  // a link or folder where a file belongs: the write deals with it
         }

@@ -37,10 +37,17 @@ struct RecordFile: Sendable, Hashable {
     struct Tail: Sendable {
         /// The data file's stamp.
         var stamp: FileStamp
+        /// The sidecar's stamp: damage to the sidecar alone must be noticed too.
+        var sidecarStamp: FileStamp?
         /// SHA256 over every byte of the data file.
         var hasher: SHA256Hasher
         /// Its number of lines (records).
         var lineCount: Int
+    }
+
+    /// The stamps of the data file and its sidecar: two `lstat`s.
+    func stamps() throws(FlatCacheError) -> (data: FileStamp?, sidecar: FileStamp?) {
+        (try FileSystem.stamp(at: path), try FileSystem.stamp(at: sidecarPath))
     }
 
     /// Reads the data file and checks it against its sidecar.
@@ -61,10 +68,12 @@ struct RecordFile: Sendable, Hashable {
         var data: Data
         var stamp: FileStamp
         let sidecar: Data?
+        var sidecarStamp: FileStamp?
         do {
             guard let found = try FileSystem.readFile(at: path) else { return (.missing, nil) }
             (data, stamp) = found
-            sidecar = try FileSystem.contentsOfFile(at: sidecarPath)
+            let sidecarFile = try FileSystem.readFile(at: sidecarPath)
+            (sidecar, sidecarStamp) = (sidecarFile?.contents, sidecarFile?.stamp)
         } catch where FileSystem.isNotARegularFile(error) {
             return (.corrupt(.notARegularFile), nil)
         }
@@ -78,11 +87,13 @@ struct RecordFile: Sendable, Hashable {
         } catch {
             recorded = .failure(error)
         }
-        if case .success(actual) = recorded { return decoded(data, stamp: stamp, hasher: hasher) }
+        if case .success(actual) = recorded {
+            return decoded(data, stamp: stamp, sidecarStamp: sidecarStamp, hasher: hasher)
+        }
         // A replace cut short names the data exactly in its waiting sidecar: try that first.
         // The data file itself is whole then, so its tail stays known.
         if try finishInterruptedReplace(digest: actual, finishing: finishing) {
-            return decoded(data, stamp: stamp, hasher: hasher)
+            return decoded(data, stamp: stamp, sidecarStamp: try FileSystem.stamp(at: sidecarPath), hasher: hasher)
         }
         switch recorded {
         case .failure(let problem):
@@ -97,15 +108,18 @@ struct RecordFile: Sendable, Hashable {
             if finishing, (try? FileSystem.truncateFile(at: path, to: whole.data.count)) != nil {
                 cut = (try? FileSystem.stamp(at: path)) ?? nil
             }
-            return decoded(whole.data, stamp: cut, hasher: whole.hasher)
+            return decoded(whole.data, stamp: cut, sidecarStamp: sidecarStamp, hasher: whole.hasher)
         }
     }
 
     /// `data`'s records, and its tail when its `stamp` on disk is known.
-    private func decoded(_ data: Data, stamp: FileStamp?, hasher: SHA256Hasher) -> (contents: Contents, tail: Tail?) {
+    private func decoded(
+        _ data: Data, stamp: FileStamp?, sidecarStamp: FileStamp?, hasher: SHA256Hasher
+    ) -> (contents: Contents, tail: Tail?) {
         do throws(Corruption) {
             let lines = try RecordLines.decode(data)
-            return (.records(lines), stamp.map { Tail(stamp: $0, hasher: hasher, lineCount: lines.count) })
+            let tail = stamp.map { Tail(stamp: $0, sidecarStamp: sidecarStamp, hasher: hasher, lineCount: lines.count) }
+            return (.records(lines), tail)
         } catch {
             return (.corrupt(error), nil)
         }

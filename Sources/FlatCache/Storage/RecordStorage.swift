@@ -117,18 +117,34 @@ struct RecordStorage: Sendable {
 
     // MARK: - Helpers
 
-    private func withLock<T>(_ file: RecordFile, _ body: () throws(FlatCacheError) -> T) throws(FlatCacheError) -> T {
+    /// Runs `body` holding `file`'s lock.
+    func withLock<T>(_ file: RecordFile, _ body: () throws(FlatCacheError) -> T) throws(FlatCacheError) -> T {
         try locks.withLock(for: file.path, shared: isReadOnly, body)
     }
 
+    /// Runs `body` holding the locks of `files`: one file's, or every lock for several.
+    func withLocks<T>(_ files: [RecordFile], _ body: () throws(FlatCacheError) -> T) throws(FlatCacheError) -> T {
+        if files.count == 1 { return try withLock(files[0], body) }
+        return try locks.withAllLocks(body)
+    }
+
     private func readLocked<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]? {
+        try loadLocked(file, as: type).records
+    }
+
+    /// The records in `file` and its tail; `nil` records when it is missing or
+    /// damaged (then reported and, unless read-only, moved aside). Call with its lock held.
+    func loadLocked<R: CacheRecord>(
+        _ file: RecordFile, as type: R.Type
+    ) throws(FlatCacheError) -> (records: [R]?, tail: RecordFile.Tail?, bytes: Int) {
         let corruption: Corruption
-        switch try file.read(finishing: !isReadOnly) {
+        let (contents, tail) = try file.load(finishing: !isReadOnly)
+        switch contents {
         case .missing:
-            return nil
+            return (nil, nil, 0)
         case .records(let lines):
             do {
-                return try decode(lines, as: type)
+                return (try decode(lines, as: type), tail, lines.reduce(0) { $0 + $1.count })
             } catch {
                 try requireRecordTypes()
                 corruption = error
@@ -137,7 +153,30 @@ struct RecordStorage: Sendable {
             corruption = found
         }
         _ = try report(file, corruption)
-        return nil
+        return (nil, nil, 0)
+    }
+
+    /// What stands at `path`, with a file's size left out.
+    private func sizeless(_ path: String) throws(FlatCacheError) -> FileSystem.Entry {
+        if case .file = try FileSystem.entry(at: path) { return .file(size: 0) }
+        return try FileSystem.entry(at: path)
+    }
+
+    /// Stages a whole-file write of `lines` (see ``RecordFile/stageReplace(_:)``). A folder,
+    /// link or device standing where the file, its sidecar or their temporary
+    /// files belong is moved aside like a damaged file, and the write tried again.
+    func stageReplace(_ file: RecordFile, _ lines: [Data]) throws(FlatCacheError) -> RecordFile.StagedWrite {
+        // A folder where the file or its sidecar belongs would fail the rename at commit: move it now.
+        for path in [file.path, file.sidecarPath] where ![.missing, .file(size: 0)].contains(try sizeless(path)) {
+            _ = try report(file, .notARegularFile)
+            break
+        }
+        do {
+            return try file.stageReplace(lines)
+        } catch where FileSystem.isNotARegularFile(error) {
+            _ = try report(file, .notARegularFile)
+            return try file.stageReplace(lines)
+        }
     }
 
     /// Writes `lines` into `file`. A folder, link or device standing where the

@@ -9,8 +9,10 @@
 /// let list = try cache.channels.load()                // newest first
 /// ```
 public struct ChannelStore<Channel: ChannelRecord>: Sendable {
-    let storage: RecordStorage
+    let engine: CacheEngine
     let layout: CacheLayout
+
+    var storage: RecordStorage { engine.storage }
 
     /// The order ``load(order:)`` returns channels in.
     public enum Order: Sendable {
@@ -30,10 +32,8 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     public func save(_ channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
         var result = SaveResult()
         let groups = try groupChannels(channels, counting: &result)
-        let outcome = try storage.update(layout.channelsFile, as: Channel.self) { cached in
-            CanonicalOrder.channels(groups.upserted(into: cached, by: { RecordKey($0.channelURL) }))
-        }
-        result.count(outcome)
+        try storage.requireWritable()
+        result.count(try engine.write(try upsert(groups), to: layout.channelsFile).outcome)
         return result
     }
 
@@ -48,8 +48,8 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     public func replace(with channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
         var result = SaveResult()
         let groups = try groupChannels(channels, counting: &result)
-        let list = CanonicalOrder.channels(groups.upserted(into: [], by: { RecordKey($0.channelURL) }))
-        result.count(try storage.replace(layout.channelsFile, with: list))
+        try storage.requireWritable()
+        result.count(try engine.write(try replacement(groups), to: layout.channelsFile).outcome)
         return result
     }
 
@@ -60,7 +60,8 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
     public func load(order: Order = .newestFirst) throws(FlatCacheError) -> [Channel] {
-        let channels = try storage.read(layout.channelsFile, as: Channel.self)
+        let cached: [Channel]? = try engine.records(layout.channelsFile)
+        let channels = cached ?? []
         switch order {
         case .newestFirst:
             return channels
@@ -88,13 +89,11 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func remove(channelURL: String) throws(FlatCacheError) {
         let messagesFile = try layout.messagesFile(forChannel: channelURL)
-        let key = RecordKey(channelURL)
-        _ = try storage.update(layout.channelsFile, as: Channel.self, creating: false) { cached in
-            cached.filter { RecordKey($0.channelURL) != key }
-        }
+        try storage.requireWritable()
+        _ = try engine.write(removal(of: channelURL), to: layout.channelsFile)
         // Messages after the channel: a crash in between leaves messages that no listed
         // channel shows (removed by the next remove or removeAll), never a broken file.
-        try storage.remove(messagesFile)
+        try engine.remove(messagesFile)
     }
 
     /// Throws what ``replace(with:)`` would throw for `channels` before writing
@@ -118,5 +117,27 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
             groups.append(channel)
         }
         return groups
+    }
+
+    // MARK: - Changes
+
+    private func upsert(_ groups: [Channel]) throws(FlatCacheError) -> Change<Channel> {
+        _ = try storage.serialize(groups)  // before anything changes
+        return Change(apply: { cached, _ in
+            CanonicalOrder.channels(groups.upserted(into: cached ?? [], by: { RecordKey($0.channelURL) }))
+        })
+    }
+
+    private func replacement(_ groups: [Channel]) throws(FlatCacheError) -> Change<Channel> {
+        _ = try storage.serialize(groups)
+        return Change(
+            apply: { _, _ in CanonicalOrder.channels(groups.upserted(into: [], by: { RecordKey($0.channelURL) })) },
+            replacesAll: true)
+    }
+
+    /// Takes the channel out of the list; a list never cached stays never cached.
+    private func removal(of channelURL: String) -> Change<Channel> {
+        let key = RecordKey(channelURL)
+        return Change(apply: { cached, _ in cached?.filter { RecordKey($0.channelURL) != key } })
     }
 }

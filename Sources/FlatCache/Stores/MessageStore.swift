@@ -12,9 +12,17 @@
 /// }
 /// ```
 public struct MessageStore<Message: MessageRecord>: Sendable {
-    let storage: RecordStorage
+    let engine: CacheEngine
     let layout: CacheLayout
     let maxPerChannel: Int
+
+    var storage: RecordStorage { engine.storage }
+
+    /// How many lines past ``Configuration/maxMessagesPerChannel`` a channel's
+    /// file may hold before a write compacts it: a quarter of the limit, at
+    /// least 8. New messages are appended to the file until then, so that a
+    /// channel at its limit is not rewritten for every message.
+    static func slack(forLimit limit: Int) -> Int { max(8, limit / 4) }
 
     /// Upserts messages: each replaces the cached one with its id or is added,
     /// grouped by channel; each channel then keeps its most recent
@@ -32,26 +40,12 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     public func save(_ messages: some Sequence<Message>) throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable()  // even a save with nothing to write: the rule is per call
         var result = SaveResult()
-        var channels = [RecordKey: (url: String, messages: [Message])]()
-        for message in messages {
-            guard message.messageID != 0, message.isInGroupChannel else {
-                result.recordsLeftOut += 1
-                continue
-            }
-            guard !message.channelURL.isEmpty else { throw .emptyChannelURL }
-            channels[RecordKey(message.channelURL), default: (message.channelURL, [])].messages.append(message)
-        }
-        let keys = channels.keys.sorted()
-        // Channels are written one by one: encode the later channels' messages before the
-        // first write, so a record that cannot be encoded leaves every file as it was.
-        // (The first channel's are encoded before its own write anyway.)
-        for key in keys.dropFirst() { _ = try storage.serialize(channels[key]?.messages ?? []) }
-        for key in keys {
-            guard let (url, incoming) = channels[key] else { continue }
-            let outcome = try storage.update(try layout.messagesFile(forChannel: url), as: Message.self) {
-                cached in retained(Self.upserting(incoming, into: cached), counting: &result)
-            }
-            result.count(outcome)
+        let channels = try byChannel(messages, counting: &result)
+        let changes = try upserts(channels)
+        for (url, change) in changes {
+            let written = try engine.write(change, to: try layout.messagesFile(forChannel: url), rule: appendRule)
+            result.count(written.outcome)
+            result.recordsDropped += written.dropped
         }
         return result
     }
@@ -62,7 +56,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func load(in channelURL: String) throws(FlatCacheError) -> [Message] {
-        try storage.read(try layout.messagesFile(forChannel: channelURL), as: Message.self)
+        try loadIfCached(in: channelURL) ?? []
     }
 
     /// The cached messages of a channel, oldest first, or `nil` when the
@@ -85,7 +79,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// - Returns: The messages, or `nil` when none were ever cached for the channel.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func loadIfCached(in channelURL: String) throws(FlatCacheError) -> [Message]? {
-        try storage.readIfPresent(try layout.messagesFile(forChannel: channelURL), as: Message.self)
+        let records: [Message]? = try engine.records(try layout.messagesFile(forChannel: channelURL), rule: appendRule)
+        return records.map(newest)
     }
 
     /// Makes `messages` the whole cached content of a channel ("cache, then
@@ -102,8 +97,10 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         let file = try layout.messagesFile(forChannel: channelURL)
         var result = SaveResult()
         let fresh = try sent(messages, in: channelURL, counting: &result)
-        let kept = retained(Self.upserting(fresh, into: []), counting: &result)
-        result.count(try storage.replace(file, with: kept))
+        try storage.requireWritable()
+        let written = try engine.write(try replacement(fresh), to: file, rule: appendRule)
+        result.count(written.outcome)
+        result.recordsDropped += written.dropped
         return result
     }
 
@@ -121,13 +118,11 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         let file = try layout.messagesFile(forChannel: channelURL)
         var result = SaveResult()
         let changed = try sent(updated, in: channelURL, counting: &result)
-        let deleted = Set(deletedMessageIDs)
-        // creating: false: deletions for a channel never cached leave it never cached.
-        let outcome = try storage.update(file, as: Message.self, creating: false) { cached in
-            let merged = Self.upserting(changed, into: cached)
-            return retained(merged.filter { !deleted.contains($0.messageID) }, counting: &result)
-        }
-        result.count(outcome)
+        try storage.requireWritable()
+        let written = try engine.write(
+            try changeLog(changed, deleted: Set(deletedMessageIDs)), to: file, rule: appendRule)
+        result.count(written.outcome)
+        result.recordsDropped += written.dropped
         return result
     }
 
@@ -140,7 +135,10 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// - Throws: A file-system error.
     public func loadAll() throws(FlatCacheError) -> [Message] {
         var all = [Message]()
-        for file in try layout.messageFiles() { all += try storage.read(file, as: Message.self) }
+        for file in try layout.messageFiles() {
+            let records: [Message]? = try engine.records(file, rule: appendRule)
+            all += newest(records ?? [])
+        }
         return all
     }
 
@@ -150,7 +148,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func removeAll(in channelURL: String) throws(FlatCacheError) {
-        try storage.remove(try layout.messagesFile(forChannel: channelURL))
+        try storage.requireWritable()
+        try engine.remove(try layout.messagesFile(forChannel: channelURL))
     }
 
     // MARK: - Rules
@@ -215,10 +214,16 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         return merged
     }
 
-    /// Canonical order, and only the most recent `maxPerChannel`.
-    private func retained(_ messages: [Message], counting result: inout SaveResult) -> [Message] {
+    /// Canonical order, and only the most recent `limit`.
+    static func retained(_ messages: [Message], limit: Int, dropped: inout Int) -> [Message] {
         let ordered = CanonicalOrder.messages(messages)
-        result.recordsDropped += max(0, ordered.count - maxPerChannel)
-        return Array(ordered.suffix(maxPerChannel))
+        dropped += max(0, ordered.count - limit)
+        return ordered.count <= limit ? ordered : Array(ordered.suffix(limit))
+    }
+
+    /// What a load returns of a file's records: the newest `maxPerChannel`
+    /// (a file may hold a few more until its next compaction).
+    func newest(_ records: [Message]) -> [Message] {
+        records.count <= maxPerChannel ? records : Array(records.suffix(maxPerChannel))
     }
 }

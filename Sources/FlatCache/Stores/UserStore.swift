@@ -7,8 +7,10 @@
 /// let mina = try cache.users.user(withID: "mina")
 /// ```
 public struct UserStore<User: UserRecord>: Sendable {
-    let storage: RecordStorage
+    let engine: CacheEngine
     let layout: CacheLayout
+
+    var storage: RecordStorage { engine.storage }
 
     /// Upserts users by id.
     ///
@@ -20,10 +22,8 @@ public struct UserStore<User: UserRecord>: Sendable {
         let incoming = Array(users)
         guard incoming.allSatisfy({ !$0.userID.isEmpty }) else { throw .emptyUserID }
         var result = SaveResult()
-        let outcome = try storage.update(layout.usersFile, as: User.self) { cached in
-            CanonicalOrder.users(incoming.upserted(into: cached, by: { RecordKey($0.userID) }))
-        }
-        result.count(outcome)
+        try storage.requireWritable()
+        result.count(try engine.write(try upsert(incoming), to: layout.usersFile).outcome)
         return result
     }
 
@@ -32,7 +32,8 @@ public struct UserStore<User: UserRecord>: Sendable {
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
     public func load() throws(FlatCacheError) -> [User] {
-        try storage.read(layout.usersFile, as: User.self)
+        let users: [User]? = try engine.records(layout.usersFile)
+        return users ?? []
     }
 
     /// The cached user with this id, or `nil`.
@@ -49,10 +50,8 @@ public struct UserStore<User: UserRecord>: Sendable {
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
     public func remove(userIDs: some Sequence<String>) throws(FlatCacheError) {
-        let removed = Set(userIDs.map(RecordKey.init))
-        _ = try storage.update(layout.usersFile, as: User.self, creating: false) { cached in
-            cached.filter { !removed.contains(RecordKey($0.userID)) }
-        }
+        try storage.requireWritable()
+        _ = try engine.write(removal(of: userIDs), to: layout.usersFile)
     }
 
     /// Throws what ``save(_:)`` would throw for `users` before writing (an
@@ -60,5 +59,20 @@ public struct UserStore<User: UserRecord>: Sendable {
     func validate(_ users: [User]) throws(FlatCacheError) {
         guard users.allSatisfy({ !$0.userID.isEmpty }) else { throw .emptyUserID }
         _ = try storage.serialize(users)
+    }
+
+    // MARK: - Changes
+
+    private func upsert(_ incoming: [User]) throws(FlatCacheError) -> Change<User> {
+        _ = try storage.serialize(incoming)  // before anything changes
+        return Change(apply: { cached, _ in
+            CanonicalOrder.users(incoming.upserted(into: cached ?? [], by: { RecordKey($0.userID) }))
+        })
+    }
+
+    /// Takes the users out; users never cached stay never cached.
+    private func removal(of userIDs: some Sequence<String>) -> Change<User> {
+        let removed = Set(userIDs.map(RecordKey.init))
+        return Change(apply: { cached, _ in cached?.filter { !removed.contains(RecordKey($0.userID)) } })
     }
 }

@@ -1,0 +1,342 @@
+import Foundation
+import Logging
+
+/// The cache's engine: the memory tier in front of the files, write-behind
+/// with coalescing, and the threads that do the disk work.
+///
+/// Loads look in memory first; a file still in memory is trusted after one
+/// `stat` shows nobody wrote it since (another process's write changes its
+/// stamp, and the next load reads it again). Changes go to memory at once
+/// and are written together a short while later (``writeDelay``), one write
+/// per file however many changes it had, applied to what is on disk at that
+/// moment. Memory is bounded by an estimate of the records' bytes; files
+/// least recently used leave first, never while they hold changes not yet written.
+final class CacheEngine: @unchecked Sendable {
+    let storage: RecordStorage
+    /// The memory tier's budget in estimated bytes; 0 keeps nothing.
+    let memoryLimit: Int
+    /// How long changes wait to be written together; 0 writes before a save returns.
+    let writeDelay: Duration
+
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var files = [String: any EngineFile]()
+    private var totalCost = 0
+    private var clock: UInt64 = 0
+    private var flushScheduled = false
+
+    /// Where write-behind flushes and ``flush()`` run, one at a time.
+    let writeQueue = DispatchQueue(label: "FlatCache.write", qos: .utility)
+    /// Where `async` loads read files; several at once.
+    let readQueue = DispatchQueue(label: "FlatCache.read", qos: .userInitiated, attributes: .concurrent)
+
+    init(storage: RecordStorage, memoryLimit: Int, writeDelay: Duration) {
+        self.storage = storage
+        self.memoryLimit = memoryLimit
+        self.writeDelay = writeDelay
+    }
+
+    /// Runs `body` holding the engine's lock (never across disk work).
+    func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    // MARK: - Reads
+
+    /// The records of `file` with every change applied, from memory when it
+    /// holds them and the file is unchanged on disk, else read (and kept).
+    ///
+    /// Blocks: call it from ``readQueue`` (or a thread that may block).
+    func records<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>? = nil) throws(FlatCacheError) -> [R]? {
+        if case .some(let hit) = try memoryHit(file, as: R.self) { return hit }
+        return try storage.withLock(file) { () throws(FlatCacheError) -> [R]? in
+            let read = try storage.loadLocked(file, as: R.self)
+            return locked {
+                let entry = self.entry(file, rule: rule)
+                let before = entry.cost
+                let records = entry.install(read: read.records, tail: read.tail, bytes: read.bytes)
+                settle(entry, costBefore: before)
+                return records
+            }
+        }
+    }
+
+    /// The records of `file` from memory, when it holds them and one `stat`
+    /// shows the file unchanged; `.none` otherwise. No read, no file lock.
+    func memoryHit<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]?? {
+        guard locked({ files[file.path] != nil }) else { return .none }
+        let stamps = try file.stamps()
+        return locked {
+            guard let entry = files[file.path] as? CachedFile<R> else { return .none }
+            let before = entry.cost
+            let found = entry.current(onDisk: stamps)
+            if found != nil { settle(entry, costBefore: before) }
+            return found
+        }
+    }
+
+    // MARK: - Changes
+
+    /// Adds `change` to `file` in memory and schedules its write.
+    @discardableResult
+    func add<R: CacheRecord>(_ change: Change<R>, to file: RecordFile, rule: AppendRule<R>? = nil) -> CachedFile<R> {
+        let entry = locked {
+            let entry = self.entry(file, rule: rule)
+            let before = entry.cost
+            entry.add(change)
+            settle(entry, costBefore: before)
+            return entry
+        }
+        if writeDelay > .zero { scheduleFlush() }
+        return entry
+    }
+
+    /// Adds `change` and writes `file` at once, with any changes waiting for
+    /// it: what the synchronous API does. Blocks.
+    func write<R: CacheRecord>(
+        _ change: Change<R>, to file: RecordFile, rule: AppendRule<R>? = nil
+    ) throws(FlatCacheError) -> (outcome: RecordFile.WriteOutcome?, dropped: Int) {
+        let entry = locked {
+            let entry = self.entry(file, rule: rule)
+            let before = entry.cost
+            entry.add(change)
+            settle(entry, costBefore: before)
+            return entry
+        }
+        let report = write([entry], keepingChangesOnFailure: false)[0]
+        return (try report.outcome.get(), report.dropped)
+    }
+
+    /// Removes `file` now, whatever its record type, with changes waiting
+    /// for it dropped. Blocks.
+    func remove(_ file: RecordFile) throws(FlatCacheError) {
+        try storage.withLock(file) { () throws(FlatCacheError) in
+            // Under the file's lock no write of it is under way: its waiting changes can go.
+            locked {
+                if let entry = files.removeValue(forKey: file.path) {
+                    totalCost -= entry.cost
+                    entry.abandon(keepingChanges: false)
+                }
+            }
+            try file.remove()
+        }
+    }
+
+    // MARK: - Flushing
+
+    /// Writes every file with changes waiting; returns when they are on
+    /// disk. A file that fails keeps nothing in memory that did not land.
+    /// Blocks: runs on ``writeQueue``.
+    func flushNow() throws(FlatCacheError) -> SaveResult {
+        let dirty = locked { files.values.filter(\.isDirty) }
+        var result = SaveResult()
+        var firstFailure: FlatCacheError?
+        for report in write(dirty, keepingChangesOnFailure: false) {
+            switch report.outcome {
+            case .success(let outcome): result.count(outcome)
+            case .failure(let error): firstFailure = firstFailure ?? error
+            }
+        }
+        if let firstFailure { throw firstFailure }
+        return result
+    }
+
+    /// Waits until every change made before the call is on disk (see ``flushNow()``).
+    func flush() async throws(FlatCacheError) -> SaveResult {
+        try await BlockingWork.run(on: writeQueue) { () throws(FlatCacheError) in try self.flushNow() }
+    }
+
+    /// Forgets every file and every change not yet written: after the folder was emptied.
+    /// Call holding every file lock, so that no write is under way.
+    func forgetAll() {
+        locked {
+            for entry in files.values { entry.abandon(keepingChanges: false) }
+            files = [:]
+            totalCost = 0
+        }
+    }
+
+    /// Starts a write-behind flush after ``writeDelay``, unless one is waiting.
+    private func scheduleFlush() {
+        let start = locked { () -> Bool in
+            defer { flushScheduled = true }
+            return !flushScheduled
+        }
+        guard start else { return }
+        let delay = writeDelay.components
+        let nanoseconds = Int(delay.seconds) * 1_000_000_000 + Int(delay.attoseconds / 1_000_000_000)
+        writeQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+            locked { flushScheduled = false }
+            flushInBackground()
+        }
+    }
+
+    /// A write-behind flush: failures keep their changes for the next flush
+    /// (which reports them) and are logged now.
+    private func flushInBackground() {
+        let dirty = locked { files.values.filter(\.isDirty) }
+        for report in write(dirty, keepingChangesOnFailure: true) {
+            if case .failure(let error) = report.outcome {
+                storage.logger.error(
+                    "FlatCache could not write a file; the change stays in memory and flush() will report it",
+                    metadata: ["file": "\(report.file.path)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// What a write did to one file.
+    struct WriteReport {
+        let file: RecordFile
+        let outcome: Result<RecordFile.WriteOutcome?, FlatCacheError>
+        let dropped: Int
+    }
+
+    /// Writes the waiting changes of `targets` together: every file staged,
+    /// then (synchronized) all synced at once, then all committed, then the
+    /// commits synced; each file either lands or keeps its old content.
+    private func write(_ targets: [any EngineFile], keepingChangesOnFailure: Bool) -> [WriteReport] {
+        guard !targets.isEmpty else { return [] }
+        let steps = Slots<Result<StagedStep, FlatCacheError>>(repeating: .success(.noChanges), count: targets.count)
+        let dropped = Slots(repeating: 0, count: targets.count)
+        do {
+            try storage.withLocks(targets.map(\.file)) { () throws(FlatCacheError) in
+                let cores = ProcessInfo.processInfo.activeProcessorCount
+                BlockingWork.forEach(targets.count, width: targets.count >= 8 ? cores : 1) { index in
+                    steps[index] = Result { () throws(FlatCacheError) in try targets[index].stage(in: self) }
+                    dropped[index] = targets[index].droppedInWrite
+                }
+                if storage.synchronized { synchronizeStaged(steps) }
+                commit(steps, files: targets.map(\.file))
+                if storage.synchronized { synchronizeCommitted(steps) }
+            }
+        } catch {
+            // The locks could not be taken: nothing was staged.
+            for index in targets.indices { steps[index] = .failure(error) }
+        }
+        return locked {
+            var reports = [WriteReport]()
+            for (index, target) in targets.enumerated() {
+                let before = target.cost
+                let outcome: Result<RecordFile.WriteOutcome?, FlatCacheError>
+                switch steps[index] {
+                case .success(.write(let staged)):
+                    target.finish(tail: staged.tail)
+                    outcome = .success(staged.outcome)
+                case .success(.remove), .success(.nothing):
+                    target.finish(tail: nil)
+                    outcome = .success(nil)
+                case .success(.noChanges):
+                    outcome = .success(nil)
+                case .failure(let error):
+                    target.abandon(keepingChanges: keepingChangesOnFailure)
+                    outcome = .failure(error)
+                }
+                settle(target, costBefore: before)
+                reports.append(WriteReport(file: target.file, outcome: outcome, dropped: dropped[index]))
+            }
+            trim()
+            return reports
+        }
+    }
+
+    private func synchronizeStaged(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {
+        BlockingWork.forEach(steps.all.count, width: 8) { index in
+            guard case .success(.write(let staged)) = steps[index] else { return }
+            do throws(FlatCacheError) {
+                try staged.file.synchronize(staged)
+            } catch {
+                staged.file.discard(staged)
+                steps[index] = .failure(error)
+            }
+        }
+    }
+
+    private func commit(_ steps: Slots<Result<StagedStep, FlatCacheError>>, files: [RecordFile]) {
+        for index in steps.all.indices {
+            do throws(FlatCacheError) {
+                switch steps[index] {
+                case .success(.write(var staged)):
+                    try staged.file.commit(&staged)
+                    steps[index] = .success(.write(staged))
+                case .success(.remove):
+                    try files[index].remove()
+                default:
+                    continue
+                }
+            } catch {
+                steps[index] = .failure(error)
+            }
+        }
+    }
+
+    /// Syncs the sidecars appends wrote in place, and once each folder where files were renamed.
+    private func synchronizeCommitted(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {
+        var folders = [String: [Int]]()
+        var sidecars = [Int]()
+        for (index, step) in steps.all.enumerated() {
+            guard case .success(.write(let staged)) = step else { continue }
+            switch staged.kind {
+            case .unchanged: break
+            case .append: sidecars.append(index)
+            case .replace: folders[FileSystem.parent(of: staged.file.path), default: []].append(index)
+            }
+        }
+        let folderList = Array(folders)
+        let sidecarIndices = sidecars
+        BlockingWork.forEach(sidecarIndices.count + folderList.count, width: 8) { job in
+            do throws(FlatCacheError) {
+                if job < sidecarIndices.count {
+                    guard case .success(.write(let staged)) = steps[sidecarIndices[job]] else { return }
+                    try FileSystem.synchronizeFile(at: staged.file.sidecarPath)
+                } else {
+                    try FileSystem.synchronizeDirectory(at: folderList[job - sidecarIndices.count].key)
+                }
+            } catch {
+                let failed = job < sidecarIndices.count ? [sidecarIndices[job]] : folderList[job - sidecarIndices.count].value
+                for index in failed { steps[index] = .failure(error) }
+            }
+        }
+    }
+
+    // MARK: - Memory
+
+    /// The entry for `file`, created when missing. Lock held.
+    private func entry<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>?) -> CachedFile<R> {
+        if let entry = files[file.path] as? CachedFile<R> { return entry }
+        if let other = files[file.path] {
+            // One path is read with one record type; another type can only be a leftover.
+            precondition(!other.isDirty, "\(file.path) has changes of another record type waiting")
+            totalCost -= other.cost
+        }
+        let entry = CachedFile<R>(file: file, rule: rule)
+        files[file.path] = entry
+        return entry
+    }
+
+    /// Marks `entry` used, accounts for its new cost, and trims. Lock held.
+    private func settle(_ entry: any EngineFile, costBefore: Int) {
+        clock += 1
+        entry.lastUse = clock
+        totalCost += entry.cost - costBefore
+        trim()
+    }
+
+    /// Evicts the least recently used files without waiting changes until
+    /// the memory tier is within its budget (to 90% of it, so that eviction
+    /// runs now and then rather than on every load). Lock held.
+    private func trim() {
+        guard totalCost > memoryLimit else { return }
+        let target = memoryLimit / 10 * 9
+        let clean = files.values.filter { !$0.isDirty }.sorted { $0.lastUse < $1.lastUse }
+        for entry in clean {
+            guard totalCost > target else { break }
+            totalCost -= entry.cost
+            entry.evict()
+            totalCost += entry.cost
+            files[entry.file.path] = nil
+            totalCost -= entry.cost
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// The message store's changes, as the engine keeps them until they are written.
+extension MessageStore {
+    /// When new messages may be appended to a channel's file: each newer
+    /// than every message before it, none with an id the file holds, and
+    /// the file still within its limit plus ``slack(forLimit:)``.
+    var appendRule: AppendRule<Message> {
+        let (sum, overflow) = maxPerChannel.addingReportingOverflow(Self.slack(forLimit: maxPerChannel))
+        let capacity = overflow ? Int.max : sum
+        return AppendRule { existing, new in
+            guard existing.count + new.count <= capacity, let first = new.first else { return false }
+            if let last = existing.last, !CanonicalOrder.precedes(last, first) { return false }
+            for index in new.indices.dropFirst() where !CanonicalOrder.precedes(new[index - 1], new[index]) {
+                return false
+            }
+            let ids = Set(new.map(\.messageID))
+            return ids.count == new.count && !existing.contains { ids.contains($0.messageID) }
+        }
+    }
+
+    /// `messages` that may be cached, by channel (in the order of their keys);
+    /// the others counted as left out.
+    func byChannel(
+        _ messages: some Sequence<Message>, counting result: inout SaveResult
+    ) throws(FlatCacheError) -> [(url: String, messages: [Message])] {
+        var channels = [RecordKey: (url: String, messages: [Message])]()
+        for message in messages {
+            guard message.messageID != 0, message.isInGroupChannel else {
+                result.recordsLeftOut += 1
+                continue
+            }
+            guard !message.channelURL.isEmpty else { throw .emptyChannelURL }
+            channels[RecordKey(message.channelURL), default: (message.channelURL, [])].messages.append(message)
+        }
+        return channels.keys.sorted().compactMap { channels[$0] }
+    }
+
+    /// An upsert per channel. Every message is serialized here, before any
+    /// change is made, so a record that cannot be encoded changes nothing;
+    /// the bytes are kept for a write that appends them.
+    func upserts(_ channels: [(url: String, messages: [Message])]) throws(FlatCacheError) -> [(String, Change<Message>)] {
+        var changes = [(String, Change<Message>)]()
+        for (url, incoming) in channels {
+            let ordered = CanonicalOrder.messages(incoming)
+            let lines = try storage.serialize(ordered)
+            let limit = maxPerChannel
+            var change = Change<Message>(apply: { cached, dropped in
+                Self.retained(Self.upserting(incoming, into: cached ?? []), limit: limit, dropped: &dropped)
+            })
+            change.appended = (ordered, lines)
+            changes.append((url, change))
+        }
+        return changes
+    }
+
+    /// Makes `fresh` the whole content of a channel, its newest `maxPerChannel` kept.
+    func replacement(_ fresh: [Message]) throws(FlatCacheError) -> Change<Message> {
+        _ = try storage.serialize(fresh)  // before anything changes
+        let limit = maxPerChannel
+        return Change(
+            apply: { _, dropped in Self.retained(Self.upserting(fresh, into: []), limit: limit, dropped: &dropped) },
+            replacesAll: true)
+    }
+
+    /// Upserts `changed` and removes the messages with ids in `deleted`. A
+    /// channel never cached stays never cached when nothing is left.
+    func changeLog(_ changed: [Message], deleted: Set<Int64>) throws(FlatCacheError) -> Change<Message> {
+        _ = try storage.serialize(changed)  // before anything changes
+        let limit = maxPerChannel
+        return Change(apply: { cached, dropped in
+            let merged = Self.upserting(changed, into: cached ?? []).filter { !deleted.contains($0.messageID) }
+            let kept = Self.retained(merged, limit: limit, dropped: &dropped)
+            return cached == nil && kept.isEmpty ? nil : kept
+        })
+    }
+}
