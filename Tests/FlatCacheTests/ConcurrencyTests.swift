@@ -23,7 +23,7 @@ import Testing
                 group.addTask {
                     for index in 0..<25 {
                         let id = Int64(worker * 100 + index + 1)
-                        try cache.messages.save([Fixtures.message(id, at: id)])
+                        try await cache.messages.save([Fixtures.message(id, at: id)])
                     }
                 }
             }
@@ -31,7 +31,7 @@ import Testing
         }
 
         // Then every save's read-merge-write saw the others: all 200 are there
-        #expect(try cache.messages.load(in: Fixtures.channelURL).count == 200)
+        #expect(try await cache.messages.load(in: Fixtures.channelURL).count == 200)
         #expect(recorder.entries.isEmpty)
     }
 
@@ -42,13 +42,13 @@ import Testing
         func version(_ number: Int) -> [ChatMessage] {
             (1...20).map { Fixtures.message(Int64($0), at: Int64($0), text: "version \(number)") }
         }
-        try cache.messages.replace(version(0), in: url)
+        try await cache.messages.replace(version(0), in: url)
 
         // When readers load at the same time
         let torn = try await withThrowingTaskGroup(of: Int.self) { group in
             for writer in 0..<2 {
                 group.addTask {
-                    for number in 1...40 { try cache.messages.replace(version(writer * 100 + number), in: url) }
+                    for number in 1...40 { try await cache.messages.replace(version(writer * 100 + number), in: url) }
                     return 0
                 }
             }
@@ -56,7 +56,7 @@ import Testing
                 group.addTask {
                     var torn = 0
                     for _ in 0..<60 {
-                        let texts = Set(try cache.messages.load(in: url).map(\.text))
+                        let texts = Set(try await cache.messages.load(in: url).map(\.text))
                         if texts.count != 1 { torn += 1 }  // empty (a "corrupt" miss) or mixed
                     }
                     return torn
@@ -68,7 +68,7 @@ import Testing
         // Then every load saw exactly one version, nothing was taken for corrupt,
         // and the channel ends as the last replace of one of the writers
         #expect(torn == 0)
-        let final = Set(try cache.messages.load(in: url).map(\.text))
+        let final = Set(try await cache.messages.load(in: url).map(\.text))
         #expect(final == ["version 40"] || final == ["version 140"], "ended as \(final)")
         #expect(recorder.entries.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: folder.appending("quarantine").path))
@@ -80,18 +80,18 @@ import Testing
             for channel in 0..<16 {
                 group.addTask {
                     let url = "channel-\(channel)"
-                    try cache.messages.save(Fixtures.messages(30, in: url))
-                    try cache.channels.save([Fixtures.channel(url, lastMessageAt: Int64(channel))])
-                    try cache.users.save([ChatUser(userID: "user-\(channel)", nickname: "\(channel)")])
-                    try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [1], in: url)
+                    try await cache.messages.save(Fixtures.messages(30, in: url))
+                    try await cache.channels.save([Fixtures.channel(url, lastMessageAt: Int64(channel))])
+                    try await cache.users.save([ChatUser(userID: "user-\(channel)", nickname: "\(channel)")])
+                    try await cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [1], in: url)
                 }
             }
             try await group.waitForAll()
         }
-        #expect(try cache.channels.load().count == 16)
-        #expect(try cache.users.load().count == 16)
+        #expect(try await cache.channels.load().count == 16)
+        #expect(try await cache.users.load().count == 16)
         for channel in 0..<16 {
-            #expect(try cache.messages.load(in: "channel-\(channel)").count == 29)
+            #expect(try await cache.messages.load(in: "channel-\(channel)").count == 29)
         }
     }
 
@@ -108,16 +108,18 @@ import Testing
                 group.addTask {
                     for index in 0..<25 {
                         let id = Int64(worker * 100 + index + 1)
-                        try caches[worker % 2].messages.save([Fixtures.message(id, at: id)])
-                        _ = try caches[(worker + 1) % 2].messages.load(in: Fixtures.channelURL)
+                        try await caches[worker % 2].messages.save([Fixtures.message(id, at: id)])
+                        _ = try await caches[(worker + 1) % 2].messages.load(in: Fixtures.channelURL)
                     }
                 }
             }
             try await group.waitForAll()
         }
 
-        // Then nothing was lost and nothing was taken for corrupt
-        #expect(try other.messages.load(in: Fixtures.channelURL).count == 200)
+        // Then, once both flushed, nothing was lost and nothing was taken for corrupt
+        try await cache.flush()
+        try await other.flush()
+        #expect(try await other.messages.load(in: Fixtures.channelURL).count == 200)
         #expect(recorder.entries.isEmpty)
     }
 
@@ -125,8 +127,8 @@ import Testing
         // Compiles only because ChatCache is Sendable.
         let cache = self.cache
         let count = try await Task.detached {
-            try cache.users.save([Fixtures.mina])
-            return try cache.users.load().count
+            try await cache.users.save([Fixtures.mina])
+            return try await cache.users.load().count
         }.value
         #expect(count == 1)
     }

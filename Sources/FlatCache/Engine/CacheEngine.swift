@@ -77,7 +77,35 @@ final class CacheEngine: @unchecked Sendable {
         }
     }
 
+    /// ``records(_:rule:)`` for `async` callers: a memory hit is answered
+    /// on the caller's thread (two `stat`s, no read, no file lock); a miss is
+    /// read on ``readQueue``, never on a cooperative-pool thread.
+    func records<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>? = nil) async throws(FlatCacheError) -> [R]? {
+        if case .some(let hit) = try memoryHit(file, as: R.self) { return hit }
+        return try await BlockingWork.run(on: readQueue) { () throws(FlatCacheError) in
+            try self.records(file, rule: rule)
+        }
+    }
+
+    /// Runs blocking `work` on ``readQueue`` for an `async` caller.
+    func reading<T: Sendable>(_ work: @escaping @Sendable () throws(FlatCacheError) -> T) async throws(FlatCacheError) -> T {
+        try await BlockingWork.run(on: readQueue, work)
+    }
+
+    /// Runs blocking `work` on ``writeQueue`` (after write-behind flushes already started) for an `async` caller.
+    func writing<T: Sendable>(_ work: @escaping @Sendable () throws(FlatCacheError) -> T) async throws(FlatCacheError) -> T {
+        try await BlockingWork.run(on: writeQueue, work)
+    }
+
     // MARK: - Changes
+
+    /// Adds `changes` in memory for an `async` save: returns at once, the
+    /// files are written within ``writeDelay``; with a delay of zero, written
+    /// before it returns.
+    func add<R: CacheRecord>(_ changes: [(RecordFile, Change<R>)], rule: AppendRule<R>? = nil) async throws(FlatCacheError) {
+        for (file, change) in changes { add(change, to: file, rule: rule) }
+        if writeDelay == .zero { _ = try await flush() }
+    }
 
     /// Adds `change` to `file` in memory and schedules its write.
     @discardableResult

@@ -61,7 +61,11 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     /// - Throws: A file-system error.
     public func load(order: Order = .newestFirst) throws(FlatCacheError) -> [Channel] {
         let cached: [Channel]? = try engine.records(layout.channelsFile)
-        let channels = cached ?? []
+        return Self.ordered(cached ?? [], order)
+    }
+
+    /// `channels` (newest first, as cached) in `order`.
+    static func ordered(_ channels: [Channel], _ order: Order) -> [Channel] {
         switch order {
         case .newestFirst:
             return channels
@@ -74,10 +78,6 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
         }
     }
 
-    /// The cached channel with this URL, or `nil`.
-    ///
-    /// - important: Requires disk I/O.
-    /// - Throws: A file-system error.
     public func channel(withURL channelURL: String) throws(FlatCacheError) -> Channel? {
         let key = RecordKey(channelURL)
         return try load().first { RecordKey($0.channelURL) == key }
@@ -104,7 +104,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     }
 
     /// The group channels among `channels`, open ones counted as left out.
-    private func groupChannels(
+    func groupChannels(
         _ channels: some Sequence<Channel>, counting result: inout SaveResult
     ) throws(FlatCacheError) -> [Channel] {
         var groups = [Channel]()
@@ -121,14 +121,14 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
 
     // MARK: - Changes
 
-    private func upsert(_ groups: [Channel]) throws(FlatCacheError) -> Change<Channel> {
+    func upsert(_ groups: [Channel]) throws(FlatCacheError) -> Change<Channel> {
         _ = try storage.serialize(groups)  // before anything changes
         return Change(apply: { cached, _ in
             CanonicalOrder.channels(groups.upserted(into: cached ?? [], by: { RecordKey($0.channelURL) }))
         })
     }
 
-    private func replacement(_ groups: [Channel]) throws(FlatCacheError) -> Change<Channel> {
+    func replacement(_ groups: [Channel]) throws(FlatCacheError) -> Change<Channel> {
         _ = try storage.serialize(groups)
         return Change(
             apply: { _, _ in CanonicalOrder.channels(groups.upserted(into: [], by: { RecordKey($0.channelURL) })) },

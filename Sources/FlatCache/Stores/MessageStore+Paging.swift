@@ -13,7 +13,7 @@ extension MessageStore {
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func loadLatest(in channelURL: String, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Array(try load(in: channelURL).suffix(limit))
+        return Self.latest(try load(in: channelURL), limit: limit)
     }
 
     /// Up to `limit` cached messages created before `timestamp`: the ones
@@ -30,10 +30,7 @@ extension MessageStore {
         in channelURL: String, before timestamp: Int64, limit: Int, inclusive: Bool = false
     ) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        let older = try load(in: channelURL).filter {
-            inclusive ? $0.createdAt <= timestamp : $0.createdAt < timestamp
-        }
-        return Array(older.suffix(limit))
+        return Self.page(try load(in: channelURL), before: timestamp, limit: limit, inclusive: inclusive)
     }
 
     /// Up to `limit` cached messages created after `timestamp`: the ones
@@ -50,10 +47,7 @@ extension MessageStore {
         in channelURL: String, after timestamp: Int64, limit: Int, inclusive: Bool = false
     ) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        let newer = try load(in: channelURL).filter {
-            inclusive ? $0.createdAt >= timestamp : $0.createdAt > timestamp
-        }
-        return Array(newer.prefix(limit))
+        return Self.page(try load(in: channelURL), after: timestamp, limit: limit, inclusive: inclusive)
     }
 
     /// Up to `limit` cached messages that come before `message` in the
@@ -78,8 +72,7 @@ extension MessageStore {
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func load(in channelURL: String, before message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        let older = try load(in: channelURL).filter { CanonicalOrder.precedes($0, message) }
-        return Array(older.suffix(limit))
+        return Self.page(try load(in: channelURL), before: message, limit: limit)
     }
 
     /// Up to `limit` cached messages that come after `message` in the
@@ -101,7 +94,44 @@ extension MessageStore {
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func load(in channelURL: String, after message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        let newer = try load(in: channelURL).filter { CanonicalOrder.precedes(message, $0) }
-        return Array(newer.prefix(limit))
+        return Self.page(try load(in: channelURL), after: message, limit: limit)
+    }
+
+    // MARK: - Pages of a channel's messages, in canonical order (binary search, no copy but the page)
+
+    static func latest(_ messages: [Message], limit: Int) -> [Message] {
+        Array(messages.suffix(limit))
+    }
+
+    static func page(_ messages: [Message], before timestamp: Int64, limit: Int, inclusive: Bool) -> [Message] {
+        let end = boundary(in: messages) { inclusive ? $0.createdAt > timestamp : $0.createdAt >= timestamp }
+        return Array(messages[max(0, end - limit)..<end])
+    }
+
+    static func page(_ messages: [Message], after timestamp: Int64, limit: Int, inclusive: Bool) -> [Message] {
+        let start = boundary(in: messages) { inclusive ? $0.createdAt >= timestamp : $0.createdAt > timestamp }
+        return Array(messages[start..<min(messages.count, start + limit)])
+    }
+
+    static func page(_ messages: [Message], before message: Message, limit: Int) -> [Message] {
+        let end = boundary(in: messages) { !CanonicalOrder.precedes($0, message) }
+        return Array(messages[max(0, end - limit)..<end])
+    }
+
+    static func page(_ messages: [Message], after message: Message, limit: Int) -> [Message] {
+        let start = boundary(in: messages) { CanonicalOrder.precedes(message, $0) }
+        return Array(messages[start..<min(messages.count, start + limit)])
+    }
+
+    /// The first index whose message is `past` the point, for a test that is
+    /// false and then true along the channel's canonical order.
+    private static func boundary(in messages: [Message], past: (Message) -> Bool) -> Int {
+        var low = 0
+        var high = messages.count
+        while low < high {
+            let middle = (low + high) / 2
+            if past(messages[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 }

@@ -165,7 +165,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
 
     /// The messages that may be cached for `channelURL`: all must belong to it;
     /// id 0 and open channels' messages are left out.
-    private func sent(
+    func sent(
         _ messages: some Sequence<Message>, in channelURL: String, counting result: inout SaveResult
     ) throws(FlatCacheError) -> [Message] {
         let messages = Array(messages)

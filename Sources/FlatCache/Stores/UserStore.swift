@@ -63,7 +63,7 @@ public struct UserStore<User: UserRecord>: Sendable {
 
     // MARK: - Changes
 
-    private func upsert(_ incoming: [User]) throws(FlatCacheError) -> Change<User> {
+    func upsert(_ incoming: [User]) throws(FlatCacheError) -> Change<User> {
         _ = try storage.serialize(incoming)  // before anything changes
         return Change(apply: { cached, _ in
             CanonicalOrder.users(incoming.upserted(into: cached ?? [], by: { RecordKey($0.userID) }))
@@ -71,7 +71,7 @@ public struct UserStore<User: UserRecord>: Sendable {
     }
 
     /// Takes the users out; users never cached stay never cached.
-    private func removal(of userIDs: some Sequence<String>) -> Change<User> {
+    func removal(of userIDs: some Sequence<String>) -> Change<User> {
         let removed = Set(userIDs.map(RecordKey.init))
         return Change(apply: { cached, _ in cached?.filter { !removed.contains(RecordKey($0.userID)) } })
     }

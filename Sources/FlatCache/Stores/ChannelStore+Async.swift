@@ -1,0 +1,55 @@
+/// The `async` channel store: loads from memory or the engine's threads,
+/// saves to memory with the write scheduled (see ``Configuration/writeDelay``).
+extension ChannelStore {
+    /// Upserts group channels (see ``save(_:)-(Sequence<Channel>)``) in memory and schedules the write.
+    ///
+    /// ```swift
+    /// try await cache.channels.save([updated])
+    /// ```
+    /// - Throws: ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a
+    ///   serialization error, before anything changes; with a ``Configuration/writeDelay``
+    ///   of zero, a file-system error too.
+    public func save(_ channels: some Sequence<Channel>) async throws(FlatCacheError) {
+        try storage.requireWritable()
+        var ignored = SaveResult()
+        let change = try upsert(try groupChannels(channels, counting: &ignored))
+        try await engine.add([(layout.channelsFile, change)])
+    }
+
+    /// Makes `channels` the whole cached list (see ``replace(with:)-(Sequence<Channel>)``)
+    /// in memory and schedules the write.
+    ///
+    /// - Throws: As ``save(_:)-(Sequence<Channel>)``.
+    public func replace(with channels: some Sequence<Channel>) async throws(FlatCacheError) {
+        try storage.requireWritable()
+        var ignored = SaveResult()
+        let change = try replacement(try groupChannels(channels, counting: &ignored))
+        try await engine.add([(layout.channelsFile, change)])
+    }
+
+    /// The cached group channels, newest first by default.
+    ///
+    /// ```swift
+    /// let list = try await cache.channels.load()
+    /// ```
+    /// - Throws: A file-system error.
+    public func load(order: Order = .newestFirst) async throws(FlatCacheError) -> [Channel] {
+        let cached: [Channel]? = try await engine.records(layout.channelsFile)
+        return Self.ordered(cached ?? [], order)
+    }
+
+    /// The cached channel with this URL, or `nil`.
+    ///
+    /// - Throws: A file-system error.
+    public func channel(withURL channelURL: String) async throws(FlatCacheError) -> Channel? {
+        let key = RecordKey(channelURL)
+        return try await load().first { RecordKey($0.channelURL) == key }
+    }
+
+    /// Removes a channel from the list and its cached messages; returns when both are done.
+    ///
+    /// - Throws: ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
+    public func remove(channelURL: String) async throws(FlatCacheError) {
+        try await engine.writing { () throws(FlatCacheError) in try self.remove(channelURL: channelURL) }
+    }
+}

@@ -1,0 +1,143 @@
+/// The `async` message store: what an app calls, from the main actor or any task.
+///
+/// Loads answer from the memory tier when it holds the channel (after two
+/// `stat`s that show nobody wrote its files since), else read on the
+/// engine's threads; saves change the memory tier and return, and the files
+/// are written within ``Configuration/writeDelay`` (``ChatCache/flush()``
+/// waits for them). No call blocks the caller or a cooperative-pool thread
+/// on disk I/O or another process's lock.
+extension MessageStore {
+    /// Upserts messages (see ``save(_:)-(Sequence<Message>)``) in memory and
+    /// schedules the writes: returns before they are on disk.
+    ///
+    /// ```swift
+    /// try await cache.messages.save(CollectionOfOne(incoming))
+    /// ```
+    /// - Throws: ``FlatCacheError/readOnlyCache(_:)``, ``FlatCacheError/emptyChannelURL`` or
+    ///   ``FlatCacheError/serializationFailed(recordType:underlying:)``, before anything
+    ///   changes; with a ``Configuration/writeDelay`` of zero, a file-system error too.
+    public func save(_ messages: some Sequence<Message>) async throws(FlatCacheError) {
+        try storage.requireWritable()
+        var ignored = SaveResult()
+        let changes = try upserts(try byChannel(messages, counting: &ignored))
+        var files = [(RecordFile, Change<Message>)]()
+        for (url, change) in changes { files.append((try layout.messagesFile(forChannel: url), change)) }
+        try await engine.add(files, rule: appendRule)
+    }
+
+    /// The cached messages of a channel, oldest first; `[]` when none are cached.
+    ///
+    /// ```swift
+    /// let messages = try await cache.messages.load(in: channelURL)
+    /// ```
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func load(in channelURL: String) async throws(FlatCacheError) -> [Message] {
+        try await loadIfCached(in: channelURL) ?? []
+    }
+
+    /// The cached messages of a channel, oldest first, or `nil` when it was
+    /// never cached (see ``loadIfCached(in:)-(String)``).
+    ///
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func loadIfCached(in channelURL: String) async throws(FlatCacheError) -> [Message]? {
+        let records: [Message]? = try await engine.records(try layout.messagesFile(forChannel: channelURL), rule: appendRule)
+        return records.map(newest)
+    }
+
+    /// The newest `limit` cached messages of a channel, oldest first: the first screen of a chat view.
+    ///
+    /// ```swift
+    /// let screen = try await cache.messages.loadLatest(in: channelURL, limit: 30)
+    /// ```
+    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func loadLatest(in channelURL: String, limit: Int) async throws(FlatCacheError) -> [Message] {
+        guard limit >= 0 else { throw .invalidLimit(limit) }
+        return Self.latest(try await load(in: channelURL), limit: limit)
+    }
+
+    /// Up to `limit` cached messages created before `timestamp` (milliseconds
+    /// since 1970), the nearest ones, oldest first.
+    ///
+    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func load(
+        in channelURL: String, before timestamp: Int64, limit: Int, inclusive: Bool = false
+    ) async throws(FlatCacheError) -> [Message] {
+        guard limit >= 0 else { throw .invalidLimit(limit) }
+        return Self.page(try await load(in: channelURL), before: timestamp, limit: limit, inclusive: inclusive)
+    }
+
+    /// Up to `limit` cached messages created after `timestamp` (milliseconds
+    /// since 1970), the nearest ones, oldest first.
+    ///
+    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func load(
+        in channelURL: String, after timestamp: Int64, limit: Int, inclusive: Bool = false
+    ) async throws(FlatCacheError) -> [Message] {
+        guard limit >= 0 else { throw .invalidLimit(limit) }
+        return Self.page(try await load(in: channelURL), after: timestamp, limit: limit, inclusive: inclusive)
+    }
+
+    /// Up to `limit` cached messages that come before `message` in the
+    /// channel's order, the nearest ones, oldest first: the page above it.
+    ///
+    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func load(in channelURL: String, before message: Message, limit: Int) async throws(FlatCacheError) -> [Message] {
+        guard limit >= 0 else { throw .invalidLimit(limit) }
+        return Self.page(try await load(in: channelURL), before: message, limit: limit)
+    }
+
+    /// Up to `limit` cached messages that come after `message` in the
+    /// channel's order, the nearest ones, oldest first: the page below it.
+    ///
+    /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func load(in channelURL: String, after message: Message, limit: Int) async throws(FlatCacheError) -> [Message] {
+        guard limit >= 0 else { throw .invalidLimit(limit) }
+        return Self.page(try await load(in: channelURL), after: message, limit: limit)
+    }
+
+    /// Makes `messages` the whole cached content of a channel (see
+    /// ``replace(_:in:)-(Sequence<Message>,String)``) in memory, and schedules the write.
+    ///
+    /// ```swift
+    /// try await cache.messages.replace(fresh, in: channelURL)   // "cache, then replace by API"
+    /// ```
+    /// - Throws: ``FlatCacheError/messageInWrongChannel(messageID:channelURL:expectedChannelURL:)``,
+    ///   ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a serialization
+    ///   error, before anything changes; with a ``Configuration/writeDelay`` of zero, a file-system error too.
+    public func replace(_ messages: some Sequence<Message>, in channelURL: String) async throws(FlatCacheError) {
+        try storage.requireWritable()
+        let file = try layout.messagesFile(forChannel: channelURL)
+        var ignored = SaveResult()
+        let change = try replacement(try sent(messages, in: channelURL, counting: &ignored))
+        try await engine.add([(file, change)], rule: appendRule)
+    }
+
+    /// Applies a change log from the server (see
+    /// ``applyChangeLog(updated:deletedMessageIDs:in:)-(Sequence<Message>,Sequence<Int64>,String)``)
+    /// in memory, and schedules the write.
+    ///
+    /// - Throws: As ``replace(_:in:)-(Sequence<Message>,String)``.
+    public func applyChangeLog(
+        updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Int64>, in channelURL: String
+    ) async throws(FlatCacheError) {
+        try storage.requireWritable()
+        let file = try layout.messagesFile(forChannel: channelURL)
+        var ignored = SaveResult()
+        let change = try changeLog(try sent(updated, in: channelURL, counting: &ignored), deleted: Set(deletedMessageIDs))
+        try await engine.add([(file, change)], rule: appendRule)
+    }
+
+    /// Every cached message of every channel (see ``loadAll()-()``).
+    ///
+    /// - Throws: A file-system error.
+    public func loadAll() async throws(FlatCacheError) -> [Message] {
+        try await engine.reading { () throws(FlatCacheError) in try self.loadAll() }
+    }
+
+    /// Removes a channel's cached messages, with changes to it not yet written; returns when it is done.
+    ///
+    /// - Throws: ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
+    public func removeAll(in channelURL: String) async throws(FlatCacheError) {
+        try await engine.writing { () throws(FlatCacheError) in try self.removeAll(in: channelURL) }
+    }
+}
