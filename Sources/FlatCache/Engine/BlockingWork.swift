@@ -17,25 +17,24 @@ enum BlockingWork {
     /// at once, and returns when all are done. Threads of its own, not a
     /// pool's: the body may block (an `fsync` waits for the disk), and waits
     /// overlap, which is how several `fsync`s cost little more than one.
-    static func forEach(_ count: Int, width: Int, _ body: @Sendable (Int) -> Void) {
+    static func forEach(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) -> Void) {
         let threads = min(width, count)
         guard threads > 1 else {
             for index in 0..<count { body(index) }
             return
         }
-        withoutActuallyEscaping(body) { body in
-            let next = Counter()
-            let group = DispatchGroup()
-            for _ in 0..<threads {
-                group.enter()
-                let thread = Thread {
-                    while let index = next.take(below: count) { body(index) }
-                    group.leave()
-                }
-                thread.start()
+        // Escaping: a finished thread may let go of its closure only after the wait below returns.
+        let next = Counter()
+        let group = DispatchGroup()
+        for _ in 0..<threads {
+            group.enter()
+            let thread = Thread {
+                while let index = next.take(below: count) { body(index) }
+                group.leave()
             }
-            group.wait()
+            thread.start()
         }
+        group.wait()
     }
 
     /// Hands out indices, each once.
