@@ -34,7 +34,7 @@ extension ChatCache {
     }
 
     /// Removes every cached channel, message and user, and changes not yet
-    /// written (see ``removeAll()-()``); returns when done.
+    /// written (see `removeAll()`); returns when done.
     ///
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
     public func removeAll() async throws(FlatCacheError) {

@@ -2,7 +2,7 @@ import Foundation
 
 /// The `quarantine` folder: data files that failed their check are moved
 /// there with their sidecars, one subfolder per incident, never read as data
-/// again and kept for inspection until ``ChatCache/removeAll()``.
+/// again and kept for inspection until `ChatCache.removeAll()`.
 struct Quarantine: Sendable {
     /// The quarantine folder's path.
     let directory: String

@@ -1,7 +1,7 @@
 /// The `async` channel store: loads from memory or the engine's threads,
 /// saves to memory with the write scheduled (see ``Configuration/writeDelay``).
 extension ChannelStore {
-    /// Upserts group channels (see ``save(_:)-(Sequence<Channel>)``) in memory and schedules the write.
+    /// Upserts group channels (see `save(_:)`) in memory and schedules the write.
     ///
     /// ```swift
     /// try await cache.channels.save([updated])
@@ -16,10 +16,10 @@ extension ChannelStore {
         try await engine.add([(layout.channelsFile, change)])
     }
 
-    /// Makes `channels` the whole cached list (see ``replace(with:)-(Sequence<Channel>)``)
+    /// Makes `channels` the whole cached list (see `replace(with:)`)
     /// in memory and schedules the write.
     ///
-    /// - Throws: As ``save(_:)-(Sequence<Channel>)``.
+    /// - Throws: As `save(_:)`.
     public func replace(with channels: some Sequence<Channel>) async throws(FlatCacheError) {
         try storage.requireWritable()
         var ignored = SaveResult()

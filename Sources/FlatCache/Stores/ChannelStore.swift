@@ -14,7 +14,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
 
     var storage: RecordStorage { engine.storage }
 
-    /// The order ``load(order:)`` returns channels in.
+    /// The order `load(order:)` returns channels in.
     public enum Order: Sendable {
         /// Most recent last message first, as a channel list shows them.
         case newestFirst
@@ -39,7 +39,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
 
     /// Makes `channels` the whole cached channel list ("cache, then replace by
     /// API"). Open channels are left out. Cached messages are kept, even of
-    /// channels no longer listed; ``remove(channelURL:)`` removes those.
+    /// channels no longer listed; `remove(channelURL:)` removes those.
     ///
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` (before anything is written), or a
@@ -96,7 +96,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
         try engine.remove(messagesFile)
     }
 
-    /// Throws what ``replace(with:)`` would throw for `channels` before writing
+    /// Throws what `replace(with:)` would throw for `channels` before writing
     /// (an empty channel URL, a record that cannot be encoded), and writes nothing.
     func validate(_ channels: [Channel]) throws(FlatCacheError) {
         var ignored = SaveResult()

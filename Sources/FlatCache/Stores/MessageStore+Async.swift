@@ -7,7 +7,7 @@
 /// waits for them). No call blocks the caller or a cooperative-pool thread
 /// on disk I/O or another process's lock.
 extension MessageStore {
-    /// Upserts messages (see ``save(_:)-(Sequence<Message>)``) in memory and
+    /// Upserts messages (see `save(_:)`) in memory and
     /// schedules the writes: returns before they are on disk.
     ///
     /// ```swift
@@ -36,7 +36,7 @@ extension MessageStore {
     }
 
     /// The cached messages of a channel, oldest first, or `nil` when it was
-    /// never cached (see ``loadIfCached(in:)-(String)``).
+    /// never cached (see `loadIfCached(in:)`).
     ///
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func loadIfCached(in channelURL: String) async throws(FlatCacheError) -> [Message]? {
@@ -96,7 +96,7 @@ extension MessageStore {
     }
 
     /// Makes `messages` the whole cached content of a channel (see
-    /// ``replace(_:in:)-(Sequence<Message>,String)``) in memory, and schedules the write.
+    /// `replace(_:in:)`) in memory, and schedules the write.
     ///
     /// ```swift
     /// try await cache.messages.replace(fresh, in: channelURL)   // "cache, then replace by API"
@@ -113,10 +113,10 @@ extension MessageStore {
     }
 
     /// Applies a change log from the server (see
-    /// ``applyChangeLog(updated:deletedMessageIDs:in:)-(Sequence<Message>,Sequence<Int64>,String)``)
+    /// `applyChangeLog(updated:deletedMessageIDs:in:)`)
     /// in memory, and schedules the write.
     ///
-    /// - Throws: As ``replace(_:in:)-(Sequence<Message>,String)``.
+    /// - Throws: As `replace(_:in:)`.
     public func applyChangeLog(
         updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Int64>, in channelURL: String
     ) async throws(FlatCacheError) {
@@ -127,7 +127,7 @@ extension MessageStore {
         try await engine.add([(file, change)], rule: appendRule)
     }
 
-    /// Every cached message of every channel (see ``loadAll()-()``).
+    /// Every cached message of every channel (see `loadAll()`).
     ///
     /// - Throws: A file-system error.
     public func loadAll() async throws(FlatCacheError) -> [Message] {

@@ -61,7 +61,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
 
     /// The cached messages of a channel, oldest first, or `nil` when the
     /// channel was never cached: tells "show a spinner" (`nil`) from "no
-    /// messages yet" (`[]`: after ``replace(_:in:)`` of an empty list, or a
+    /// messages yet" (`[]`: after `replace(_:in:)` of an empty list, or a
     /// change log that deleted every cached message). A change log, or a save
     /// that leaves every message out, does not make a channel never cached
     /// into one cached as empty.
@@ -105,7 +105,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     }
 
     /// Applies a change log from the server: `updated` messages are upserted
-    /// (as by ``save(_:)``), messages with ids in `deletedMessageIDs` removed.
+    /// (as by `save(_:)`), messages with ids in `deletedMessageIDs` removed.
     ///
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/messageInWrongChannel(messageID:channelURL:expectedChannelURL:)``
@@ -154,7 +154,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
 
     // MARK: - Rules
 
-    /// Throws what ``save(_:)`` would throw for `messages` before writing (an
+    /// Throws what `save(_:)` would throw for `messages` before writing (an
     /// empty channel URL, a record that cannot be encoded), and writes nothing.
     func validate(_ messages: [Message]) throws(FlatCacheError) {
         for message in messages where message.messageID != 0 && message.isInGroupChannel {

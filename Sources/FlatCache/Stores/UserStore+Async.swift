@@ -1,7 +1,7 @@
 /// The `async` user store: loads from memory or the engine's threads,
 /// saves to memory with the write scheduled (see ``Configuration/writeDelay``).
 extension UserStore {
-    /// Upserts users (see ``save(_:)-(Sequence<User>)``) in memory and schedules the write.
+    /// Upserts users (see `save(_:)`) in memory and schedules the write.
     ///
     /// ```swift
     /// try await cache.users.save([sender])

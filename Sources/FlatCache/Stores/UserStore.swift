@@ -54,7 +54,7 @@ public struct UserStore<User: UserRecord>: Sendable {
         _ = try engine.write(removal(of: userIDs), to: layout.usersFile)
     }
 
-    /// Throws what ``save(_:)`` would throw for `users` before writing (an
+    /// Throws what `save(_:)` would throw for `users` before writing (an
     /// empty user id, a record that cannot be encoded), and writes nothing.
     func validate(_ users: [User]) throws(FlatCacheError) {
         guard users.allSatisfy({ !$0.userID.isEmpty }) else { throw .emptyUserID }
