@@ -9,10 +9,8 @@ extension ChatCache {
     /// data landed: before its process may be suspended or end, or before
     /// another process reads the folder.
     ///
-    /// ```swift
-    /// try await cache.messages.save(CollectionOfOne(sent))
-    /// try await cache.flush()   // on disk now
-    /// ```
+    /// Example: `try await cache.messages.save(CollectionOfOne(sent))`
+    /// Example: `try await cache.flush()   // on disk now`
     ///
     /// A write that fails after its save returned is reported here: its
     /// changes are dropped from memory (the next load reads what is on disk)

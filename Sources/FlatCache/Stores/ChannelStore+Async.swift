@@ -3,9 +3,7 @@
 extension ChannelStore {
     /// Upserts group channels (see `save(_:)`) in memory and schedules the write.
     ///
-    /// ```swift
-    /// try await cache.channels.save([updated])
-    /// ```
+    /// Example: `try await cache.channels.save([updated])`
     /// - Throws: ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a
     ///   serialization error, before anything changes; with a ``Configuration/writeDelay``
     ///   of zero, a file-system error too.
@@ -29,9 +27,7 @@ extension ChannelStore {
 
     /// The cached group channels, newest first by default.
     ///
-    /// ```swift
-    /// let list = try await cache.channels.load()
-    /// ```
+    /// Example: `let list = try await cache.channels.load()`
     /// - Throws: A file-system error.
     public func load(order: Order = .newestFirst) async throws(FlatCacheError) -> [Channel] {
         let cached: [Channel]? = try await engine.records(layout.channelsFile)

@@ -10,9 +10,7 @@ extension MessageStore {
     /// Upserts messages (see `save(_:)`) in memory and
     /// schedules the writes: returns before they are on disk.
     ///
-    /// ```swift
-    /// try await cache.messages.save(CollectionOfOne(incoming))
-    /// ```
+    /// Example: `try await cache.messages.save(CollectionOfOne(incoming))`
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)``, ``FlatCacheError/emptyChannelURL`` or
     ///   ``FlatCacheError/serializationFailed(recordType:underlying:)``, before anything
     ///   changes; with a ``Configuration/writeDelay`` of zero, a file-system error too.
@@ -27,9 +25,7 @@ extension MessageStore {
 
     /// The cached messages of a channel, oldest first; `[]` when none are cached.
     ///
-    /// ```swift
-    /// let messages = try await cache.messages.load(in: channelURL)
-    /// ```
+    /// Example: `let messages = try await cache.messages.load(in: channelURL)`
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func load(in channelURL: String) async throws(FlatCacheError) -> [Message] {
         try await loadIfCached(in: channelURL) ?? []
@@ -46,9 +42,7 @@ extension MessageStore {
 
     /// The newest `limit` cached messages of a channel, oldest first: the first screen of a chat view.
     ///
-    /// ```swift
-    /// let screen = try await cache.messages.loadLatest(in: channelURL, limit: 30)
-    /// ```
+    /// Example: `let screen = try await cache.messages.loadLatest(in: channelURL, limit: 30)`
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func loadLatest(in channelURL: String, limit: Int) async throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
@@ -98,9 +92,7 @@ extension MessageStore {
     /// Makes `messages` the whole cached content of a channel (see
     /// `replace(_:in:)`) in memory, and schedules the write.
     ///
-    /// ```swift
-    /// try await cache.messages.replace(fresh, in: channelURL)   // "cache, then replace by API"
-    /// ```
+    /// Example: `try await cache.messages.replace(fresh, in: channelURL)   // "cache, then replace by API"`
     /// - Throws: ``FlatCacheError/messageInWrongChannel(messageID:channelURL:expectedChannelURL:)``,
     ///   ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a serialization
     ///   error, before anything changes; with a ``Configuration/writeDelay`` of zero, a file-system error too.

@@ -2,10 +2,7 @@
 /// saves to memory with the write scheduled (see ``Configuration/writeDelay``).
 extension UserStore {
     /// Upserts users (see `save(_:)`) in memory and schedules the write.
-    ///
-    /// ```swift
-    /// try await cache.users.save([sender])
-    /// ```
+    /// Call it as `try await cache.users.save([sender])`.
     /// - Throws: ``FlatCacheError/emptyUserID``, ``FlatCacheError/readOnlyCache(_:)`` or a
     ///   serialization error, before anything changes; with a ``Configuration/writeDelay``
     ///   of zero, a file-system error too.
