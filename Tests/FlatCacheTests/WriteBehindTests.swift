@@ -131,9 +131,13 @@ import Testing
         #expect(try await cache.flush() == SaveResult())
     }
 
-    @Test func aFlushAfterSavesFromManyTasksWritesThemAll() async throws {
-        // Given a cache writing behind after a short delay, so some writes happen during the saves
-        let cache = try cache(writeDelay: .milliseconds(5))
+    /// Write delays: short, so that background writes happen during the saves; long, so that only the flush writes.
+    static let delays: [Duration] = [.milliseconds(5), .seconds(60)]
+
+    @Test(arguments: delays)
+    func aFlushAfterSavesFromManyTasksWritesThemAll(writeDelay: Duration) async throws {
+        // Given a cache writing behind
+        let cache = try cache(writeDelay: writeDelay)
 
         // When 8 tasks save messages to 3 channels each, and users, one save at a time
         try await withThrowingTaskGroup(of: Void.self) { group in
