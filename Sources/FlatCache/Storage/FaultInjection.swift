@@ -25,6 +25,8 @@ enum FaultInjection {
     private static let lock = NSLock()
     // Guarded by `lock`.
     nonisolated(unsafe) private static var faults = [Fault]()
+    /// `.read` calls counted per watched path prefix (see ``countReads(below:)``).
+    nonisolated(unsafe) private static var readCounts = [String: Int]()
 
     /// Arms `fault` until ``disarm(below:)``.
     static func arm(_ fault: Fault) {
@@ -36,9 +38,29 @@ enum FaultInjection {
         lock.withLock { faults.removeAll { $0.pathPrefix == prefix } }
     }
 
+    /// Starts counting the `.read` calls (each `read` system call of a
+    /// file's contents) on paths below `prefix`, from zero.
+    static func countReads(below prefix: String) {
+        lock.withLock { readCounts[prefix] = 0 }
+    }
+
+    /// The `.read` calls below `prefix` since ``countReads(below:)``.
+    static func readCount(below prefix: String) -> Int {
+        lock.withLock { readCounts[prefix] ?? 0 }
+    }
+
+    /// Stops counting the `.read` calls below `prefix`.
+    static func stopCountingReads(below prefix: String) {
+        lock.withLock { _ = readCounts.removeValue(forKey: prefix) }
+    }
+
     /// The error `operation` on `path` must fail with now, if any.
+    /// Counts the call when it is a `.read` below a watched prefix.
     static func failure(_ operation: FlatCacheError.FileOperation, _ path: String) -> Int32? {
         lock.withLock {
+            if operation == .read, !readCounts.isEmpty {
+                for prefix in readCounts.keys where path.hasPrefix(prefix) { readCounts[prefix, default: 0] += 1 }
+            }
             guard !faults.isEmpty,
                 let index = faults.firstIndex(where: {
                     $0.operation == operation && $0.code != nil && $0.count > 0 && path.hasPrefix($0.pathPrefix)

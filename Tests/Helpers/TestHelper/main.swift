@@ -17,6 +17,11 @@ import Foundation
 // when it cannot write), prints what it holds and the damaged files it met,
 // then tries one save and prints how it failed. For tests run as another user.
 //
+// `flatcache-test-helper hold <folder> <seconds>` takes, as another process,
+// every lock of the cache folder (what FlatCache's lock stripes lock: bytes
+// 0..<64 of `<folder>/format`), prints "holding", sleeps `seconds`, and exits,
+// which releases them.
+//
 // Exit status 2 for bad arguments, 1 for an error.
 
 func fail(_ message: String, status: Int32) -> Never {
@@ -24,11 +29,38 @@ func fail(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
+/// Takes an exclusive lock on bytes 0..<64 of the folder's `format` marker
+/// (on Linux an open-file-description lock, `F_OFD_SETLKW`; elsewhere the
+/// whole file with `flock`, as FlatCache does), prints "holding", sleeps, exits.
+func holdEveryLock(of folder: URL, for seconds: Double) -> Never {
+    let path = folder.appendingPathComponent("format").path
+    let descriptor = open(path, O_RDWR | O_CLOEXEC)
+    guard descriptor >= 0 else { fail("hold: cannot open \(path): errno \(errno)", status: 1) }
+    #if os(Linux)
+    var request = flock()
+    request.l_type = Int16(F_WRLCK)
+    request.l_whence = Int16(SEEK_SET)
+    request.l_start = 0
+    request.l_len = 64
+    let openFileDescriptionSetLockWait: Int32 = 38  // F_OFD_SETLKW
+    while fcntl(descriptor, openFileDescriptionSetLockWait, &request) != 0 {
+        if errno != EINTR { fail("hold: cannot lock \(path): errno \(errno)", status: 1) }
+    }
+    #else
+    while flock(descriptor, LOCK_EX) != 0 {
+        if errno != EINTR { fail("hold: cannot lock \(path): errno \(errno)", status: 1) }
+    }
+    #endif
+    FileHandle.standardOutput.write(Data("holding\n".utf8))  // unbuffered: the test waits for it
+    Thread.sleep(forTimeInterval: seconds)
+    exit(0)
+}
+
 let arguments = CommandLine.arguments
-guard arguments.count == 5 || (arguments.count == 4 && arguments[1] == "read") else {
+guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold"].contains(arguments[1])) else {
     fail(
         "usage: flatcache-test-helper upsert <folder> <worker> <count> | churn <folder> <seed> <atomic|synchronized>"
-            + " | read <folder> <channel>", status: 2)
+            + " | read <folder> <channel> | hold <folder> <seconds>", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
 do {
@@ -47,6 +79,9 @@ do {
         } catch {
             print("save failed: \(error)")
         }
+    case "hold":
+        guard let seconds = Double(arguments[3]) else { fail("bad seconds", status: 2) }
+        holdEveryLock(of: folder, for: seconds)
     case "upsert":
         guard let worker = Int(arguments[3]), let count = Int(arguments[4]) else { fail("bad numbers", status: 2) }
         let cache = try ChatCache(directory: folder, configuration: Configuration(maxMessagesPerChannel: 100_000))
