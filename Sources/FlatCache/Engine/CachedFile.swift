@@ -47,7 +47,11 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     private(set) var pending = [Change<R>]()
     private var writing = [Change<R>]()
     /// `disk` with `writing` and `pending` applied; `.none` until computed.
-    private var view: [R]?? = .none
+    private var view: [R]?? = .none {
+        didSet { if case .none = view { viewIDs = nil } }
+    }
+    /// The ids of `view`'s records, once an append needed them.
+    private var viewIDs: Set<Int64>?
     private(set) var cost = 0
     var lastUse: UInt64 = 0
     /// Estimated memory per record, from the bytes last read or written.
@@ -91,13 +95,29 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     }
 
     /// Adds a change; the records in memory follow it at once. Engine lock held.
+    ///
+    /// A change that only adds records after the last one (a new message)
+    /// is appended to the records in place, checked against their ids kept
+    /// beside them: its cost does not grow with the channel.
     func add(_ change: Change<R>) {
         pending.append(change)
-        if case .some(let records) = view {
-            var ignored = 0
-            view = .some(change.apply(records, &ignored))
-            updateCost()
+        guard case .some(var records) = view else { return }
+        let knownIDs = viewIDs
+        view = .none  // so that `records` is the only reference, and grows in place
+        if let rule, let appended = change.appended, let existing = records {
+            let ids = knownIDs ?? Set(existing.lazy.map(rule.id))
+            if rule.allows(existing, appended.records, ids: ids) {
+                records!.append(contentsOf: appended.records)
+                viewIDs = ids.union(appended.records.lazy.map(rule.id))
+                view = .some(records)
+                updateCost()
+                return
+            }
         }
+        var ignored = 0
+        view = .some(change.apply(records, &ignored))
+        viewIDs = nil
+        updateCost()
     }
 
     func evict() {
@@ -126,16 +146,17 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             let read = try engine.storage.loadLocked(file, as: R.self)
             (onDisk, tail) = (read.records, read.tail)
         }
+        // New records after the last: append their lines, without applying the changes one by one.
+        if let onDisk, let tail, let rule, let appended = Self.appended(changes), rule.allows(onDisk, appended.records),
+            let staged = try file.stageAppend(appended.lines, after: tail)
+        {
+            installing = (onDisk + appended.records, 0)
+            return .write(staged)
+        }
         var dropped = 0
         let result = changes[start...].reduce(onDisk) { $1.apply($0, &dropped) }
         installing = (result, dropped)
         guard let result else { return stamp == nil ? .nothing : .remove }
-        if let onDisk, let tail, let rule, let appended = Self.appended(changes), rule.allows(onDisk, appended.records),
-            let staged = try file.stageAppend(appended.lines, after: tail)
-        {
-            installing = (onDisk + appended.records, dropped)
-            return .write(staged)
-        }
         return .write(try engine.storage.stageReplace(file, try engine.storage.serialize(result)))
     }
 
@@ -192,6 +213,6 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         if case .known(let records?, _) = disk { count = records.count }
         if case .some(let records?) = view { count = max(count, records.count) }
         count += pending.count + writing.count
-        cost = count * recordCost + 256
+        cost = count * recordCost + 256 + (viewIDs?.count ?? 0) * 16
     }
 }

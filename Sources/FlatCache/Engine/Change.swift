@@ -22,6 +22,29 @@ struct Change<R: CacheRecord>: Sendable {
 /// file being rewritten: the store's rule (for messages, newer than every
 /// cached one, no id seen before, and room left under the retention slack).
 struct AppendRule<R: CacheRecord>: Sendable {
-    /// Whether `new`, in this order, may follow `existing` (the file's records, in file order).
-    let allows: @Sendable (_ existing: [R], _ new: [R]) -> Bool
+    /// The most records a file may hold after an append (the limit plus its slack).
+    let capacity: Int
+    /// The record's id, unique within a file.
+    let id: @Sendable (R) -> Int64
+    /// Whether the first record sorts strictly before the second.
+    let precedes: @Sendable (R, R) -> Bool
+
+    /// Whether `new`, in this order, may follow `existing` (a file's records,
+    /// in file order). `ids`, when given, are the ids of `existing`: the check
+    /// then costs the size of `new`, not of the file.
+    func allows(_ existing: [R], _ new: [R], ids: Set<Int64>? = nil) -> Bool {
+        guard existing.count + new.count <= capacity, let first = new.first else { return false }
+        if let last = existing.last, !precedes(last, first) { return false }
+        for index in new.indices.dropFirst() where !precedes(new[index - 1], new[index]) { return false }
+        // In strict order, no two new records share a sort position; ids may still repeat.
+        let newIDs = new.count == 1 ? [id(first)] : new.map(id)
+        if newIDs.count > 1, Set(newIDs).count != newIDs.count { return false }
+        if let ids { return !newIDs.contains(where: ids.contains) }
+        if newIDs.count == 1 {
+            let only = newIDs[0]
+            return !existing.contains { id($0) == only }
+        }
+        let lookup = Set(newIDs)
+        return !existing.contains { lookup.contains(id($0)) }
+    }
 }

@@ -13,6 +13,8 @@ import Foundation
 struct CacheLayout: Sendable {
     /// The cache folder's path, without a trailing slash.
     let root: String
+    /// Message file paths already worked out, by channel URL.
+    private let names = ChannelFileNames()
 
     /// The layout of the folder at `root`.
     init(root: String) {
@@ -54,8 +56,11 @@ struct CacheLayout: Sendable {
     /// - Throws: ``FlatCacheError/emptyChannelURL``.
     func messagesFile(forChannel channelURL: String) throws(FlatCacheError) -> RecordFile {
         guard !channelURL.isEmpty else { throw .emptyChannelURL }
+        if let known = names[channelURL] { return known }
         let key = SHA256Digest(of: Data(channelURL.utf8)).hex
-        return RecordFile(path: messagesDirectory + "/" + key + ".lines")
+        let file = RecordFile(path: messagesDirectory + "/" + key + ".lines")
+        names[channelURL] = file
+        return file
     }
 
     /// The message files in `messages/`, by name: names of 64 lowercase hex
@@ -65,6 +70,24 @@ struct CacheLayout: Sendable {
         return try FileSystem.contentsOfDirectory(at: messagesDirectory).compactMap { name in
             guard name.hasSuffix(".lines"), SHA256Digest(hex: Array(name.utf8.dropLast(6))) != nil else { return nil }
             return RecordFile(path: messagesDirectory + "/" + name)
+        }
+    }
+}
+
+/// Message files by channel URL (matched byte for byte, as file names are),
+/// so that a chat screen's many calls about one channel hash its URL once.
+/// Holds a few thousand; past that it starts again.
+private final class ChannelFileNames: @unchecked Sendable {
+    private let lock = NSLock()
+    private var files = [RecordKey: RecordFile]()  // guarded by `lock`
+
+    subscript(channelURL: String) -> RecordFile? {
+        get { lock.withLock { files[RecordKey(channelURL)] } }
+        set {
+            lock.withLock {
+                if files.count >= 4_096 { files.removeAll(keepingCapacity: true) }
+                files[RecordKey(channelURL)] = newValue
+            }
         }
     }
 }

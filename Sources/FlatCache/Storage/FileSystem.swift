@@ -162,7 +162,7 @@ enum FileSystem {
             try writeAll(data, to: descriptor, path: temporary)
             if synchronized {
                 if let code = FaultInjection.failure(.sync, temporary) { throw failure(.sync, temporary, code) }
-                if fsync(descriptor) != 0 { throw failure(.sync, temporary, errno) }
+                if synchronize(descriptor) != 0 { throw failure(.sync, temporary, errno) }
             }
         } catch {
             _ = close(descriptor)
@@ -238,14 +238,26 @@ enum FileSystem {
         guard ftruncate(descriptor, off_t(size)) == 0 else { throw failure(.write, path, errno) }
     }
 
-    /// Flushes the file at `path` to the disk (`fsync` through a new descriptor).
+    /// Flushes the file at `path` to the disk (see ``synchronize(_:)``, through a new descriptor).
     static func synchronizeFile(at path: String) throws(FlatCacheError) {
         if let code = FaultInjection.failure(.sync, path) { throw failure(.sync, path, code) }
         guard let descriptor = retryingOnInterrupt({ open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
             throw failure(.open, path, errno)
         }
         defer { _ = close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw failure(.sync, path, errno) }
+        guard synchronize(descriptor) == 0 else { throw failure(.sync, path, errno) }
+    }
+
+    /// Flushes a regular file's data, and the metadata needed to read it back
+    /// (its size), to the disk: `fdatasync` on Linux, which skips the
+    /// journal commit a time-only change would cost (a sidecar rewritten in
+    /// place); `fsync` elsewhere. Returns what the call returned.
+    static func synchronize(_ descriptor: Int32) -> Int32 {
+        #if os(Linux)
+            fdatasync(descriptor)
+        #else
+            fsync(descriptor)
+        #endif
     }
 
     /// Whether `error` says a path held a link, folder or device where a regular file belongs.

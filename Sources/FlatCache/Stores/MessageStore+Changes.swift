@@ -8,15 +8,7 @@ extension MessageStore {
     var appendRule: AppendRule<Message> {
         let (sum, overflow) = maxPerChannel.addingReportingOverflow(Self.slack(forLimit: maxPerChannel))
         let capacity = overflow ? Int.max : sum
-        return AppendRule { existing, new in
-            guard existing.count + new.count <= capacity, let first = new.first else { return false }
-            if let last = existing.last, !CanonicalOrder.precedes(last, first) { return false }
-            for index in new.indices.dropFirst() where !CanonicalOrder.precedes(new[index - 1], new[index]) {
-                return false
-            }
-            let ids = Set(new.map(\.messageID))
-            return ids.count == new.count && !existing.contains { ids.contains($0.messageID) }
-        }
+        return AppendRule(capacity: capacity, id: { $0.messageID }, precedes: { CanonicalOrder.precedes($0, $1) })
     }
 
     /// `messages` that may be cached, by channel (in the order of their keys);
