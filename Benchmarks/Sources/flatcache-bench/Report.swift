@@ -33,13 +33,23 @@ struct Report {
                     (.resave, .sqlite, 0.5), (.resave, .handWritten, 0.3),
                     (.coldSave, .sqlite, 0.7), (.upsert, .handWritten, 0.2),
                 ]
-                for (operation, other, limit) in pairs where operation.writes || !durable {
+                let issue10: [(Operation, SystemKind, Double)] = [
+                    (.burst, .sqlite, 0.2), (.upsert, .sqlite, 1.0), (.upsertAtLimit, .sqlite, 1.0),
+                    (.changeLog, .sqlite, 1.0), (.loadAgain, .sqlite, 0.05), (.pagesWarm, .sqlite, 0.1),
+                    (.pagesCold, .sqlite, 1.5),
+                ]
+                for (operation, other, limit) in pairs + issue10 where operation.writes || !durable {
                     guard let value = ratio(operation, durable: durable, other) else { continue }
                     let suffix = operation.writes ? ", \(label)" : ""
                     targets.append(Target(
                         text: "\(name): \(operation.rawValue)\(suffix), FlatCache / \(other.rawValue) <= \(limit)",
                         measured: value, limit: limit, atLeast: false))
                 }
+            }
+            if let mine = result.memory[.flatCache]?.peak, let theirs = result.memory[.sqlite]?.peak, theirs > 0 {
+                targets.append(Target(
+                    text: "\(name): peak RSS loading every channel (default memory budget), FlatCache / SQLite (GRDB) <= 2",
+                    measured: Double(mine) / Double(theirs), limit: 2, atLeast: false))
             }
             if let load = result.engine["engine load"]?.median, let sha = result.engine["sha256"]?.median,
                 let decode = result.engine["base64 decode"]?.median

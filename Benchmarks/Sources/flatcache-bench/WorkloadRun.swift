@@ -3,17 +3,30 @@ import FlatCache
 import Foundation
 
 /// What a chat screen does, timed for every system on one workload.
+/// FlatCache's writes are timed until `flush()` returns.
 enum Operation: String, CaseIterable, Sendable {
     case coldSave = "cold save of everything"
     case resave = "re-save unchanged"
-    case load = "load every channel"
+    case load = "load every channel, cold, every core"
+    case loadAgain = "open again: load 10 channels loaded before, x100"
     case upsert = "upsert 1 new message into each channel"
+    case upsertAtLimit = "upsert 1 new message into each channel at its limit"
+    case burst = "burst: 1,000 messages one at a time into 10 channels"
     case changeLog = "change log per channel (5 updated, 2 deleted)"
     case pages = "page of 30 before a timestamp, x1,000"
+    case pagesWarm = "page of 30, x1,000 in 10 channels loaded before"
+    case pagesCold = "page of 30, first touch of each channel (cold)"
     case openList = "open + load the channel list"
 
     /// Operations that write, timed with durability off and on.
-    var writes: Bool { [.coldSave, .resave, .upsert, .changeLog].contains(self) }
+    var writes: Bool { [.coldSave, .resave, .upsert, .upsertAtLimit, .burst, .changeLog].contains(self) }
+
+    /// The systems that run it: the new rows leave out the hand-written cache,
+    /// which would take minutes for them (it rewrites a file per message).
+    var systems: [SystemKind] {
+        [.loadAgain, .upsertAtLimit, .burst, .pagesWarm, .pagesCold].contains(self)
+            ? [.flatCache, .sqlite] : SystemKind.allCases
+    }
 }
 
 /// The measurements of one workload.
@@ -76,6 +89,27 @@ struct WorkloadRun {
                 prepare: { _, round in upserts = workload.upserts(round: round) }
             ) { kind, _ in try system(kind).upsert(upserts) }
 
+            progress("[\(name)] burst (\(label))")
+            var burst = [ChatMessage]()
+            result.timings[.init(operation: .burst, durable: durable)] = try interleaved(
+                Operation.burst.systems, warmUp: 1, rounds: rounds,
+                prepare: { _, round in burst = workload.burst(round: round) }
+            ) { kind, _ in try system(kind).upsert(burst) }
+
+            progress("[\(name)] upsert at the retention limit (\(label))")
+            var limited = [SystemKind: any CacheSystem]()
+            for kind in Operation.upsertAtLimit.systems {
+                let place = base.appendingPathComponent("limited-" + kind.rawValue.filter { $0.isLetter })
+                try? FileManager.default.removeItem(at: place)
+                let limit = workload.messages.map(\.count).max() ?? 1
+                limited[kind] = try kind.open(in: place, durable: durable, messageLimit: limit)
+                try limited[kind]!.saveEverything(workload)
+            }
+            result.timings[.init(operation: .upsertAtLimit, durable: durable)] = try interleaved(
+                Operation.upsertAtLimit.systems, warmUp: 1, rounds: rounds,
+                prepare: { _, round in upserts = workload.upserts(round: round) }
+            ) { kind, _ in try limited[kind]!.upsert(upserts) }
+
             progress("[\(name)] change log (\(label))")
             var logs = [ChangeLog]()
             result.timings[.init(operation: .changeLog, durable: durable)] = try interleaved(
@@ -92,9 +126,9 @@ struct WorkloadRun {
     ) throws {
         let name = workload.name
         let urls = workload.channelURLs
-        progress("[\(name)] load every channel")
+        progress("[\(name)] load every channel, cold")
         result.timings[.init(operation: .load, durable: false)] = try interleaved(
-            systems, warmUp: 1, rounds: rounds
+            systems, warmUp: 1, rounds: rounds, prepare: { kind, _ in try system(kind).reopen() }
         ) { kind, _ in
             let count = try system(kind).loadEveryChannel(urls)
             guard count == workload.messageCount else {
@@ -109,6 +143,36 @@ struct WorkloadRun {
             systems, warmUp: 1, rounds: rounds
         ) { kind, _ in pageCounts[kind] = try system(kind).loadPages(queries) }
         guard Set(pageCounts.values).count == 1 else { throw BenchmarkError("Pages differ: \(pageCounts)") }
+
+        // Ten channels an app has open: loaded once, then read again and paged.
+        let recent = Array(urls.prefix(10))
+        let pair = Operation.loadAgain.systems
+        for kind in pair { _ = try system(kind).loadAgain(recent, times: 1) }
+        progress("[\(name)] open again")
+        let expected = workload.messages.prefix(10).reduce(0) { $0 + $1.count } * 100
+        result.timings[.init(operation: .loadAgain, durable: false)] = try interleaved(
+            pair, warmUp: 1, rounds: rounds
+        ) { kind, _ in
+            let count = try system(kind).loadAgain(recent, times: 100)
+            guard count == expected else { throw BenchmarkError("\(kind.rawValue) loaded \(count), expected \(expected)") }
+        }
+
+        progress("[\(name)] pages, warm and cold")
+        let warmQueries = workload.pageQueries(count: 1_000, channelCount: 10)
+        var warmCounts = [SystemKind: Int]()
+        result.timings[.init(operation: .pagesWarm, durable: false)] = try interleaved(
+            pair, warmUp: 1, rounds: rounds
+        ) { kind, _ in warmCounts[kind] = try system(kind).loadPages(warmQueries) }
+        let coldQueries = workload.channels.indices.map { index in
+            PageQuery(channelURL: urls[index], before: workload.messages[index][workload.messages[index].count / 2].createdAt)
+        }
+        var coldCounts = [SystemKind: Int]()
+        result.timings[.init(operation: .pagesCold, durable: false)] = try interleaved(
+            pair, warmUp: 1, rounds: rounds, prepare: { kind, _ in try system(kind).reopen() }
+        ) { kind, _ in coldCounts[kind] = try system(kind).loadPages(coldQueries) }
+        guard Set(warmCounts.values).count == 1, Set(coldCounts.values).count == 1 else {
+            throw BenchmarkError("Pages differ: \(warmCounts), \(coldCounts)")
+        }
 
         progress("[\(name)] open + channel list")
         result.timings[.init(operation: .openList, durable: false)] = try interleaved(

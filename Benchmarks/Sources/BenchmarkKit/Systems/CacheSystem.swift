@@ -4,10 +4,14 @@ import Foundation
 /// One way of caching chat data, driven through the operations a chat screen needs.
 /// Every system stores the same records with the same serialization (`ChatMessage.serialize()`).
 package protocol CacheSystem: AnyObject {
+    /// Drops what the system holds in memory and opens its store afresh, as a new app launch would.
+    func reopen() throws
     /// Saves the channel list, then each channel's messages (one call or transaction per channel).
     func saveEverything(_ workload: Workload) throws
-    /// Loads every channel's messages; returns how many.
+    /// Loads every channel's messages, on every core where the system can; returns how many.
     func loadEveryChannel(_ urls: [String]) throws -> Int
+    /// Loads each channel's messages `times` times over, one after another; returns how many.
+    func loadAgain(_ urls: [String], times: Int) throws -> Int
     /// Upserts each message into its channel, one call or transaction per message.
     func upsert(_ messages: [ChatMessage]) throws
     /// Applies each channel's change log, one call or transaction per channel.
@@ -24,12 +28,13 @@ package enum SystemKind: String, CaseIterable, Sendable {
     case sqlite = "SQLite (GRDB)"
     case handWritten = "Hand-written"
 
-    /// Opens (creating when needed) this system's store in `folder`.
-    package func open(in folder: URL, durable: Bool) throws -> any CacheSystem {
+    /// Opens (creating when needed) this system's store in `folder`; with
+    /// `messageLimit`, each channel keeps only its newest `messageLimit` messages.
+    package func open(in folder: URL, durable: Bool, messageLimit: Int? = nil) throws -> any CacheSystem {
         switch self {
-        case .flatCache: try FlatCacheSystem(folder: folder, durable: durable)
-        case .sqlite: try SQLiteSystem(folder: folder, durable: durable)
-        case .handWritten: try HandWrittenSystem(folder: folder, durable: durable)
+        case .flatCache: try FlatCacheSystem(folder: folder, durable: durable, messageLimit: messageLimit)
+        case .sqlite: try SQLiteSystem(folder: folder, durable: durable, messageLimit: messageLimit)
+        case .handWritten: try HandWrittenSystem(folder: folder, durable: durable, messageLimit: messageLimit)
         }
     }
 }
@@ -45,6 +50,11 @@ package struct ChangeLog: Sendable {
 package struct PageQuery: Sendable {
     package let channelURL: String
     package let before: Int64
+
+    package init(channelURL: String, before: Int64) {
+        self.channelURL = channelURL
+        self.before = before
+    }
 }
 
 extension Workload {
@@ -78,11 +88,25 @@ extension Workload {
         }
     }
 
-    /// `count` page queries spread over channels and times.
-    package func pageQueries(count: Int) -> [PageQuery] {
+    /// A burst: `count` new messages arriving one at a time, round robin
+    /// into the first `channelCount` channels, each newer than the last;
+    /// different ones in every round.
+    package func burst(round: Int, count: Int = 1_000, channelCount: Int = 10) -> [ChatMessage] {
+        (0..<count).map { index in
+            let channel = index % channelCount
+            var message = messages[channel][index % messages[channel].count]
+            message.messageID = 2_000_000_000 + Int64(round * count + index)
+            message.createdAt = (messages[channel].last?.createdAt ?? 0) + Int64(round * count + index + 1) * 1_000
+            message.text = "burst \(round), message \(index)"
+            return message
+        }
+    }
+
+    /// `count` page queries spread over times and over the first `channelCount` channels (all by default).
+    package func pageQueries(count: Int, channelCount: Int? = nil) -> [PageQuery] {
         var random = SplitMix64(seed: 30)
         return (0..<count).map { _ in
-            let index = random.next(below: channels.count)
+            let index = random.next(below: channelCount ?? channels.count)
             let list = messages[index]
             return PageQuery(channelURL: channels[index].channelURL, before: list[random.next(below: list.count)].createdAt)
         }

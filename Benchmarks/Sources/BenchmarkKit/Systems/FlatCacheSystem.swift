@@ -1,45 +1,96 @@
 import FlatCache
 import Foundation
 
-/// FlatCache through its public API, as an app would use it.
+/// FlatCache through its `async` API, as an app would use it: saves return
+/// once the memory tier holds them, and every write is timed until
+/// `flush()` returns, so the figures include the disk work.
 package final class FlatCacheSystem: CacheSystem {
     private let folder: URL
     private let configuration: Configuration
-    private let cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
+    private var cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
 
-    package init(folder: URL, durable: Bool) throws {
+    /// With `messageLimit` nil, no retention cut: upserts grow channels by one a round.
+    package init(folder: URL, durable: Bool, messageLimit: Int?) throws {
         self.folder = folder
-        // No retention cut during the benchmark: upserts grow channels by one a round.
-        configuration = Configuration(maxMessagesPerChannel: 1_000_000, durability: durable ? .synchronized : .atomic)
+        configuration = Configuration(
+            maxMessagesPerChannel: messageLimit ?? 1_000_000, durability: durable ? .synchronized : .atomic)
+        cache = try ChatCache(directory: folder, configuration: configuration)
+    }
+
+    package func reopen() throws {
         cache = try ChatCache(directory: folder, configuration: configuration)
     }
 
     package func saveEverything(_ workload: Workload) throws {
-        try cache.channels.replace(with: workload.channels)
-        for (channel, messages) in zip(workload.channels, workload.messages) {
-            try cache.messages.replace(messages, in: channel.channelURL)
+        try waiting { [cache] in
+            try await cache.channels.replace(with: workload.channels)
+            for (channel, messages) in zip(workload.channels, workload.messages) {
+                try await cache.messages.replace(messages, in: channel.channelURL)
+            }
+            try await cache.flush()
         }
     }
 
     package func loadEveryChannel(_ urls: [String]) throws -> Int {
-        try urls.reduce(0) { $0 + (try cache.messages.load(in: $1).count) }
+        try waiting { [cache] in
+            // Files are independent: read them on every core, as an app's task group would.
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                let width = ProcessInfo.processInfo.activeProcessorCount
+                for part in 0..<width {
+                    group.addTask {
+                        var count = 0
+                        for index in stride(from: part, to: urls.count, by: width) {
+                            count += try await cache.messages.load(in: urls[index]).count
+                        }
+                        return count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+        }
+    }
+
+    package func loadAgain(_ urls: [String], times: Int) throws -> Int {
+        try waiting { [cache] in
+            var count = 0
+            for _ in 0..<times {
+                for url in urls { count += try await cache.messages.load(in: url).count }
+            }
+            return count
+        }
     }
 
     package func upsert(_ messages: [ChatMessage]) throws {
-        for message in messages { try cache.messages.save(CollectionOfOne(message)) }
+        try waiting { [cache] in
+            for message in messages { try await cache.messages.save(CollectionOfOne(message)) }
+            try await cache.flush()
+        }
     }
 
     package func apply(_ changeLogs: [ChangeLog]) throws {
-        for log in changeLogs {
-            try cache.messages.applyChangeLog(updated: log.updated, deletedMessageIDs: log.deleted, in: log.channelURL)
+        try waiting { [cache] in
+            for log in changeLogs {
+                try await cache.messages.applyChangeLog(
+                    updated: log.updated, deletedMessageIDs: log.deleted, in: log.channelURL)
+            }
+            try await cache.flush()
         }
     }
 
     package func loadPages(_ queries: [PageQuery]) throws -> Int {
-        try queries.reduce(0) { $0 + (try cache.messages.load(in: $1.channelURL, before: $1.before, limit: 30).count) }
+        try waiting { [cache] in
+            var count = 0
+            for query in queries {
+                count += try await cache.messages.load(in: query.channelURL, before: query.before, limit: 30).count
+            }
+            return count
+        }
     }
 
     package func openAndLoadChannelList() throws -> Int {
-        try ChatCache(directory: folder, configuration: configuration).channels.load().count
+        try waiting { [folder, configuration] in
+            try await ChatCache<ChatMessage, ChatChannel, ChatUser>(directory: folder, configuration: configuration)
+                .channels.load().count
+        }
     }
 }

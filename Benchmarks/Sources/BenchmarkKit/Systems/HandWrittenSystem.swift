@@ -9,7 +9,8 @@ package final class HandWrittenSystem: CacheSystem {
     private let folder: URL
     private let durable: Bool
 
-    package init(folder: URL, durable: Bool) throws {
+    /// Keeps no limit: the "basic" guide has none (`messageLimit` is accepted and ignored).
+    package init(folder: URL, durable: Bool, messageLimit: Int? = nil) throws {
         self.folder = folder
         self.durable = durable
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -20,6 +21,14 @@ package final class HandWrittenSystem: CacheSystem {
         for (channel, messages) in zip(workload.channels, workload.messages) {
             try write(messages, to: Self.fileName(for: channel.channelURL))
         }
+    }
+
+    package func reopen() {}
+
+    package func loadAgain(_ urls: [String], times: Int) throws -> Int {
+        var total = 0
+        for _ in 0..<times { total += try loadEveryChannel(urls) }
+        return total
     }
 
     package func loadEveryChannel(_ urls: [String]) throws -> Int {

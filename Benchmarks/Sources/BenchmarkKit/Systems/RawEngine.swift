@@ -45,7 +45,9 @@ package final class RawEngineSystem {
     private let channels: [(url: String, messages: [RawMessage])]
 
     package init(folder: URL, workload: Workload) throws {
-        cache = try ChatCache(directory: folder, configuration: Configuration(maxMessagesPerChannel: 1_000_000))
+        // No memory tier: every load reads its file, the disk work this system measures.
+        cache = try ChatCache(
+            directory: folder, configuration: Configuration(maxMessagesPerChannel: 1_000_000, memoryLimit: 0))
         channels = try zip(workload.channelURLs, workload.messages).map { url, messages in
             (url, try messages.map { try RawMessage($0) })
         }

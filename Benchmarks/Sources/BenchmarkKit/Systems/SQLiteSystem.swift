@@ -8,9 +8,12 @@ import GRDB
 package final class SQLiteSystem: CacheSystem {
     private let path: String
     private let configuration: GRDB.Configuration
-    private let database: DatabaseQueue
+    private let messageLimit: Int?
+    private var database: DatabasePool
 
-    package init(folder: URL, durable: Bool) throws {
+    /// With `messageLimit`, each write keeps only a channel's newest `messageLimit` messages, as FlatCache does.
+    package init(folder: URL, durable: Bool, messageLimit: Int?) throws {
+        self.messageLimit = messageLimit
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         path = folder.appendingPathComponent("cache.sqlite").path
         var configuration = GRDB.Configuration()
@@ -18,7 +21,7 @@ package final class SQLiteSystem: CacheSystem {
             try db.execute(sql: "PRAGMA synchronous = \(durable ? "FULL" : "OFF")")
         }
         self.configuration = configuration
-        database = try DatabaseQueue(path: path, configuration: configuration)
+        database = try DatabasePool(path: path, configuration: configuration)
         try database.writeWithoutTransaction { db in
             _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: """
@@ -32,6 +35,10 @@ package final class SQLiteSystem: CacheSystem {
         }
     }
 
+    package func reopen() throws {
+        database = try DatabasePool(path: path, configuration: configuration)
+    }
+
     package func saveEverything(_ workload: Workload) throws {
         try database.write { db in
             let statement = try db.cachedStatement(
@@ -41,17 +48,36 @@ package final class SQLiteSystem: CacheSystem {
             }
         }
         for messages in workload.messages {
-            try database.write { db in try Self.upsert(messages, in: db) }
+            try database.write { db in try upsert(messages, in: db) }
         }
     }
 
     package func loadEveryChannel(_ urls: [String]) throws -> Int {
+        // One reader per core, each with its own connection, as FlatCache reads on every core.
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        let counts = Counts(width)
+        let database = database
+        DispatchQueue.concurrentPerform(iterations: width) { part in
+            counts[part] = Result {
+                try Self.loadChannels(stride(from: part, to: urls.count, by: width).map { urls[$0] }, from: database)
+            }
+        }
+        return try counts.total()
+    }
+
+    package func loadAgain(_ urls: [String], times: Int) throws -> Int {
+        var total = 0
+        for _ in 0..<times { total += try Self.loadChannels(urls, from: database) }
+        return total
+    }
+
+    private static func loadChannels(_ urls: [String], from database: DatabasePool) throws -> Int {
         try database.read { db in
             let statement = try db.cachedStatement(
                 sql: "SELECT payload FROM message WHERE channel_url = ? ORDER BY message_ts, message_id")
             var total = 0
             for url in urls {
-                total += try Self.decode(Row.fetchCursor(statement, arguments: [url])).count
+                total += try decode(Row.fetchCursor(statement, arguments: [url])).count
             }
             return total
         }
@@ -59,14 +85,14 @@ package final class SQLiteSystem: CacheSystem {
 
     package func upsert(_ messages: [ChatMessage]) throws {
         for message in messages {
-            try database.write { db in try Self.upsert([message], in: db) }
+            try database.write { db in try upsert([message], in: db) }
         }
     }
 
     package func apply(_ changeLogs: [ChangeLog]) throws {
         for log in changeLogs {
             try database.write { db in
-                try Self.upsert(log.updated, in: db)
+                try upsert(log.updated, in: db)
                 let delete = try db.cachedStatement(sql: "DELETE FROM message WHERE message_id = ?")
                 for id in log.deleted { try delete.execute(arguments: [id]) }
             }
@@ -89,7 +115,7 @@ package final class SQLiteSystem: CacheSystem {
     }
 
     package func openAndLoadChannelList() throws -> Int {
-        let fresh = try DatabaseQueue(path: path, configuration: configuration)
+        let fresh = try DatabasePool(path: path, configuration: configuration)
         return try fresh.read { db in
             let rows = try Row.fetchCursor(db, sql: "SELECT payload FROM channel ORDER BY last_message_ts DESC, channel_url")
             var channels = [ChatChannel]()
@@ -100,12 +126,19 @@ package final class SQLiteSystem: CacheSystem {
         }
     }
 
-    private static func upsert(_ messages: [ChatMessage], in db: Database) throws {
+    private func upsert(_ messages: [ChatMessage], in db: Database) throws {
         let statement = try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO message (message_id, channel_url, message_ts, payload) VALUES (?, ?, ?, ?)")
         for message in messages {
             try statement.execute(arguments: [message.messageID, message.channelURL, message.createdAt, try message.serialize()])
         }
+        guard let messageLimit else { return }
+        // Retention: drop what falls past the channel's newest `messageLimit`.
+        let trim = try db.cachedStatement(sql: """
+            DELETE FROM message WHERE message_id IN (SELECT message_id FROM message WHERE channel_url = ?
+            ORDER BY message_ts DESC, message_id DESC LIMIT -1 OFFSET ?)
+            """)
+        for url in Set(messages.map(\.channelURL)) { try trim.execute(arguments: [url, messageLimit]) }
     }
 
     /// Decodes each row's payload without copying it out of SQLite first (GRDB's fastest path).
@@ -116,4 +149,22 @@ package final class SQLiteSystem: CacheSystem {
         }
         return messages
     }
+}
+
+/// One result per parallel reader; each slot is written by one reader only.
+private final class Counts: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<Result<Int, any Error>>
+    init(_ count: Int) {
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: .success(0))
+    }
+    deinit {
+        _ = slots.deinitialize()
+        slots.deallocate()
+    }
+    subscript(index: Int) -> Result<Int, any Error> {
+        get { slots[index] }
+        set { slots[index] = newValue }
+    }
+    func total() throws -> Int { try slots.reduce(0) { $0 + (try $1.get()) } }
 }
