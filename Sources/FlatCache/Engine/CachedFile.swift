@@ -41,7 +41,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     let file: RecordFile
     let rule: AppendRule<R>?
 
-    // Guarded by the engine's lock, except `installing` (by the file's lock).
+    // Guarded by the engine's lock, except `installing` and `appending` (by the file's lock).
     /// What is on disk, when known: `records` nil for no file.
     private(set) var disk: Disk = .unknown
     private(set) var pending = [Change<R>]()
@@ -57,6 +57,8 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// Estimated memory per record, from the bytes last read or written.
     private var recordCost = 512
     private var installing: (records: [R]?, dropped: Int) = (nil, 0)
+    /// For a write that appends: the records on disk before it, and those it added.
+    private var appending: (onDisk: [R], added: [R])?
 
     enum Disk {
         case unknown
@@ -150,7 +152,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         if let onDisk, let tail, let rule, let appended = Self.appended(changes), rule.allows(onDisk, appended.records),
             let staged = try file.stageAppend(appended.lines, after: tail)
         {
-            installing = (onDisk + appended.records, 0)
+            (installing, appending) = ((nil, 0), (onDisk, appended.records))
             return .write(staged)
         }
         var dropped = 0
@@ -186,15 +188,27 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     var droppedInWrite: Int { installing.dropped }
 
     func finish(tail: RecordFile.Tail?) {
-        let records = installing.records
+        var records = installing.records
+        var viewIsDisk = false
+        if let (onDisk, added) = appending {
+            // The records in memory are those on disk now when no change came
+            // since and none was cut by retention (the same count): keep them, uncopied.
+            if pending.isEmpty, case .some(let current?) = view, current.count == onDisk.count + added.count {
+                (records, viewIsDisk) = (current, true)
+            } else {
+                records = onDisk + added
+            }
+        }
         if let tail, let records, tail.lineCount == records.count {
             disk = .known(records: records, tail: tail)
         } else {
             disk = records == nil ? .known(records: nil, tail: nil) : .unknown
+            viewIsDisk = false
         }
         writing = []
-        view = .none
+        if !viewIsDisk { view = .none }
         installing = (nil, 0)
+        appending = nil
         updateCost()
     }
 
@@ -204,6 +218,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         disk = .unknown
         view = .none
         installing = (nil, 0)
+        appending = nil
         updateCost()
     }
 
