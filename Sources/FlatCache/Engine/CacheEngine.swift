@@ -330,6 +330,21 @@ final class CacheEngine: @unchecked Sendable {
 
     // MARK: - Memory
 
+    /// Whether the engine knew nothing of `file`; it knows it from now on
+    /// (an entry with no records and nothing to write).
+    func isFirstTouch<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>?) -> Bool {
+        locked {
+            guard files[file.path] == nil else { return false }
+            _ = entry(file, rule: rule)
+            return true
+        }
+    }
+
+    /// Whether `file` has changes not yet written.
+    func hasChangesWaiting(_ file: RecordFile) -> Bool {
+        locked { files[file.path]?.isDirty ?? false }
+    }
+
     /// The entry for `file`, created when missing. Lock held.
     private func entry<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>?) -> CachedFile<R> {
         if let entry = files[file.path] as? CachedFile<R> { return entry }

@@ -40,11 +40,14 @@ struct AppendRule<R: CacheRecord>: Sendable {
         let newIDs = new.count == 1 ? [id(first)] : new.map(id)
         if newIDs.count > 1, Set(newIDs).count != newIDs.count { return false }
         if let ids { return !newIDs.contains(where: ids.contains) }
+        // Indexing, not iterating: an iterator would copy every record to read its id.
         if newIDs.count == 1 {
             let only = newIDs[0]
-            return !existing.contains { id($0) == only }
+            for index in existing.indices where id(existing[index]) == only { return false }
+            return true
         }
         let lookup = Set(newIDs)
-        return !existing.contains { lookup.contains(id($0)) }
+        for index in existing.indices where lookup.contains(id(existing[index])) { return false }
+        return true
     }
 }

@@ -46,7 +46,7 @@ extension MessageStore {
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func loadLatest(in channelURL: String, limit: Int) async throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.latest(try await load(in: channelURL), limit: limit)
+        return try await page(in: channelURL, Self.latest(limit: limit))
     }
 
     /// Up to `limit` cached messages created before `timestamp` (milliseconds
@@ -57,7 +57,7 @@ extension MessageStore {
         in channelURL: String, before timestamp: Int64, limit: Int, inclusive: Bool = false
     ) async throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.page(try await load(in: channelURL), before: timestamp, limit: limit, inclusive: inclusive)
+        return try await page(in: channelURL, Self.page(before: timestamp, limit: limit, inclusive: inclusive))
     }
 
     /// Up to `limit` cached messages created after `timestamp` (milliseconds
@@ -68,7 +68,7 @@ extension MessageStore {
         in channelURL: String, after timestamp: Int64, limit: Int, inclusive: Bool = false
     ) async throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.page(try await load(in: channelURL), after: timestamp, limit: limit, inclusive: inclusive)
+        return try await page(in: channelURL, Self.page(after: timestamp, limit: limit, inclusive: inclusive))
     }
 
     /// Up to `limit` cached messages that come before `message` in the
@@ -77,7 +77,7 @@ extension MessageStore {
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func load(in channelURL: String, before message: Message, limit: Int) async throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.page(try await load(in: channelURL), before: message, limit: limit)
+        return try await page(in: channelURL, Self.page(before: message, limit: limit))
     }
 
     /// Up to `limit` cached messages that come after `message` in the
@@ -86,7 +86,13 @@ extension MessageStore {
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func load(in channelURL: String, after message: Message, limit: Int) async throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.page(try await load(in: channelURL), after: message, limit: limit)
+        return try await page(in: channelURL, Self.page(after: message, limit: limit))
+    }
+
+    /// A page of a channel's messages (see `page(in:_:)`), for `async` callers.
+    func page(in channelURL: String, _ select: @escaping CacheEngine.Selection<Message>) async throws(FlatCacheError) -> [Message] {
+        try await engine.window(
+            try layout.messagesFile(forChannel: channelURL), rule: appendRule, keeping: maxPerChannel, select: select)
     }
 
     /// Makes `messages` the whole cached content of a channel (see

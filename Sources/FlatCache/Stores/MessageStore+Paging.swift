@@ -13,7 +13,7 @@ extension MessageStore {
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func loadLatest(in channelURL: String, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.latest(try load(in: channelURL), limit: limit)
+        return try page(in: channelURL, Self.latest(limit: limit))
     }
 
     /// Up to `limit` cached messages created before `timestamp`: the ones
@@ -30,7 +30,7 @@ extension MessageStore {
         in channelURL: String, before timestamp: Int64, limit: Int, inclusive: Bool = false
     ) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.page(try load(in: channelURL), before: timestamp, limit: limit, inclusive: inclusive)
+        return try page(in: channelURL, Self.page(before: timestamp, limit: limit, inclusive: inclusive))
     }
 
     /// Up to `limit` cached messages created after `timestamp`: the ones
@@ -47,7 +47,7 @@ extension MessageStore {
         in channelURL: String, after timestamp: Int64, limit: Int, inclusive: Bool = false
     ) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.page(try load(in: channelURL), after: timestamp, limit: limit, inclusive: inclusive)
+        return try page(in: channelURL, Self.page(after: timestamp, limit: limit, inclusive: inclusive))
     }
 
     /// Up to `limit` cached messages that come before `message` in the
@@ -72,7 +72,7 @@ extension MessageStore {
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func load(in channelURL: String, before message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.page(try load(in: channelURL), before: message, limit: limit)
+        return try page(in: channelURL, Self.page(before: message, limit: limit))
     }
 
     /// Up to `limit` cached messages that come after `message` in the
@@ -94,43 +94,69 @@ extension MessageStore {
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func load(in channelURL: String, after message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
-        return Self.page(try load(in: channelURL), after: message, limit: limit)
+        return try page(in: channelURL, Self.page(after: message, limit: limit))
     }
 
     // MARK: - Pages of a channel's messages, in canonical order (binary search, no copy but the page)
 
-    static func latest(_ messages: [Message], limit: Int) -> [Message] {
-        Array(messages.suffix(limit))
+    /// The page a call picks out of a channel's messages, from memory or from
+    /// its file (decoding only the messages the search looks at, the first
+    /// time the channel is wanted).
+    func page(in channelURL: String, _ select: CacheEngine.Selection<Message>) throws(FlatCacheError) -> [Message] {
+        try engine.window(try layout.messagesFile(forChannel: channelURL), rule: appendRule, keeping: maxPerChannel, select: select)
     }
 
-    static func page(_ messages: [Message], before timestamp: Int64, limit: Int, inclusive: Bool) -> [Message] {
-        let end = boundary(in: messages) { inclusive ? $0.createdAt > timestamp : $0.createdAt >= timestamp }
-        return Array(messages[max(0, end - limit)..<end])
+    /// The newest `limit`.
+    static func latest(limit: Int) -> CacheEngine.Selection<Message> {
+        { count, _ in max(0, count - limit)..<count }
     }
 
-    static func page(_ messages: [Message], after timestamp: Int64, limit: Int, inclusive: Bool) -> [Message] {
-        let start = boundary(in: messages) { inclusive ? $0.createdAt >= timestamp : $0.createdAt > timestamp }
-        return Array(messages[start..<min(messages.count, start + limit)])
+    /// The nearest `limit` created before `timestamp` (or at it, `inclusive`).
+    static func page(before timestamp: Int64, limit: Int, inclusive: Bool) -> CacheEngine.Selection<Message> {
+        { count, record throws(Corruption) in
+            let end = try boundary(count) { index throws(Corruption) in
+                let createdAt = try record(index).createdAt
+                return inclusive ? createdAt > timestamp : createdAt >= timestamp
+            }
+            return max(0, end - limit)..<end
+        }
     }
 
-    static func page(_ messages: [Message], before message: Message, limit: Int) -> [Message] {
-        let end = boundary(in: messages) { !CanonicalOrder.precedes($0, message) }
-        return Array(messages[max(0, end - limit)..<end])
+    /// The nearest `limit` created after `timestamp` (or at it, `inclusive`).
+    static func page(after timestamp: Int64, limit: Int, inclusive: Bool) -> CacheEngine.Selection<Message> {
+        { count, record throws(Corruption) in
+            let start = try boundary(count) { index throws(Corruption) in
+                let createdAt = try record(index).createdAt
+                return inclusive ? createdAt >= timestamp : createdAt > timestamp
+            }
+            return start..<min(count, start + limit)
+        }
     }
 
-    static func page(_ messages: [Message], after message: Message, limit: Int) -> [Message] {
-        let start = boundary(in: messages) { CanonicalOrder.precedes(message, $0) }
-        return Array(messages[start..<min(messages.count, start + limit)])
+    /// The nearest `limit` before `message` in canonical order.
+    static func page(before message: Message, limit: Int) -> CacheEngine.Selection<Message> {
+        { count, record throws(Corruption) in
+            let end = try boundary(count) { index throws(Corruption) in !CanonicalOrder.precedes(try record(index), message) }
+            return max(0, end - limit)..<end
+        }
     }
 
-    /// The first index whose message is `past` the point, for a test that is
-    /// false and then true along the channel's canonical order.
-    private static func boundary(in messages: [Message], past: (Message) -> Bool) -> Int {
+    /// The nearest `limit` after `message` in canonical order.
+    static func page(after message: Message, limit: Int) -> CacheEngine.Selection<Message> {
+        { count, record throws(Corruption) in
+            let start = try boundary(count) { index throws(Corruption) in CanonicalOrder.precedes(message, try record(index)) }
+            return start..<min(count, start + limit)
+        }
+    }
+
+    /// The first index in `0..<count` that is `past` the point, for a test
+    /// that is false and then true along the channel's canonical order.
+    private static func boundary(_ count: Int, past: (Int) throws(Corruption) -> Bool) throws(Corruption) -> Int {
         var low = 0
-        var high = messages.count
+        var high = count
         while low < high {
             let middle = (low + high) / 2
-            if past(messages[middle]) { high = middle } else { low = middle + 1 }
+            if try past(middle) { high = middle } else { low = middle + 1 }
         }
         return low
     }

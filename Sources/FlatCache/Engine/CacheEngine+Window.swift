@@ -1,0 +1,91 @@
+import Foundation
+
+/// A part of a file's records, such as a page of messages, read without
+/// decoding the whole file when it is not in memory.
+extension CacheEngine {
+    /// Picks the records a call wants: given how many there are and a way
+    /// to get the record at an index (in file order), returns the range of
+    /// indices to return. Looks at few records (a binary search), so that
+    /// a file read from disk decodes only those.
+    typealias Selection<R> = @Sendable (_ count: Int, _ record: (Int) throws(Corruption) -> R) throws(Corruption) -> Range<Int>
+
+    /// The records `select` picks from the last `keep` records of `file`
+    /// (all of them with every change applied, as a load returns them).
+    ///
+    /// From memory when it holds the file. The first time a file is wanted
+    /// and nothing of it is in memory, it is read and checked whole (digest,
+    /// every line's Base64) but only the records `select` looks at are
+    /// decoded, and none is kept; a second call reads and keeps the whole
+    /// file. A record that does not decode makes the whole file read as by
+    /// a load: damaged, reported, a miss.
+    ///
+    /// Blocks: call it from ``readQueue`` (or a thread that may block).
+    func window<R: CacheRecord>(
+        _ file: RecordFile, rule: AppendRule<R>?, keeping keep: Int, select: Selection<R>
+    ) throws(FlatCacheError) -> [R] {
+        if case .some(let hit) = try memoryHit(file, as: R.self) { return Self.window(hit ?? [], keeping: keep, select) }
+        // Remembered from now on, so that the next call reads the whole file and keeps it.
+        if isFirstTouch(file, rule: rule), let found = try storage.withLock(file, { () throws(FlatCacheError) in try partialRead(file, keep, select) }) {
+            return found
+        }
+        return Self.window(try records(file, rule: rule) ?? [], keeping: keep, select)
+    }
+
+    /// ``window(_:rule:keeping:select:)`` for `async` callers: a memory hit on the
+    /// caller's thread, a read on ``readQueue``.
+    func window<R: CacheRecord>(
+        _ file: RecordFile, rule: AppendRule<R>?, keeping keep: Int, select: @escaping Selection<R>
+    ) async throws(FlatCacheError) -> [R] {
+        if case .some(let hit) = try memoryHit(file, as: R.self) { return Self.window(hit ?? [], keeping: keep, select) }
+        return try await BlockingWork.run(on: readQueue) { () throws(FlatCacheError) in
+            try self.window(file, rule: rule, keeping: keep, select: select)
+        }
+    }
+
+    /// `select` on records in memory.
+    private static func window<R>(_ records: [R], keeping keep: Int, _ select: Selection<R>) -> [R] {
+        let kept = records.suffix(keep)
+        let range = Self.never { () throws(Corruption) in try select(kept.count) { kept[kept.startIndex + $0] } }
+        return Array(kept[(kept.startIndex + range.lowerBound)..<(kept.startIndex + range.upperBound)])
+    }
+
+    /// `select` on the file as read now, decoding only what it looks at; `nil`
+    /// when that cannot answer (a damaged file, a record that does not
+    /// decode, changes waiting in memory): the caller then reads the whole
+    /// file as a load does. File lock held.
+    private func partialRead<R: CacheRecord>(_ file: RecordFile, _ keep: Int, _ select: Selection<R>) throws(FlatCacheError) -> [R]? {
+        guard !hasChangesWaiting(file) else { return nil }
+        let (contents, _) = try file.load(finishing: !storage.isReadOnly)
+        switch contents {
+        case .missing: return []
+        case .corrupt: return nil
+        case .records(let lines):
+            let kept = lines.suffix(keep)
+            var decoded = [Int: R]()
+            func record(_ index: Int) throws(Corruption) -> R {
+                if let known = decoded[index] { return known }
+                do {
+                    let found = try R(serializedData: kept[kept.startIndex + index])
+                    decoded[index] = found
+                    return found
+                } catch {
+                    throw .undecodableRecord(line: kept.startIndex + index + 1, reason: "\(error)")
+                }
+            }
+            do throws(Corruption) {
+                let range = try select(kept.count, record)
+                var page = [R]()
+                page.reserveCapacity(range.count)
+                for index in range { page.append(try record(index)) }
+                return page
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    /// Runs `body`, which cannot throw with the arguments it is given.
+    private static func never<T>(_ body: () throws(Corruption) -> T) -> T {
+        do { return try body() } catch { preconditionFailure("a record in memory failed to decode: \(error)") }
+    }
+}
