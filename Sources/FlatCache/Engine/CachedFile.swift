@@ -104,14 +104,16 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     func add(_ change: Change<R>) {
         pending.append(change)
         guard case .some(var records) = view else { return }
-        let knownIDs = viewIDs
-        view = .none  // so that `records` is the only reference, and grows in place
-        if let rule, let appended = change.appended, let existing = records {
-            let ids = knownIDs ?? Set(existing.lazy.map(rule.id))
-            if rule.allows(existing, appended.records, ids: ids) {
+        var knownIDs = viewIDs
+        // Now `records` and `knownIDs` hold the only references (`view`'s observer drops the ids): they grow in place.
+        view = .none
+        if let rule, let appended = change.appended, records != nil {
+            if knownIDs == nil { knownIDs = Set(records!.indices.lazy.map { rule.id(records![$0]) }) }
+            if rule.allows(records!, appended.records, ids: knownIDs) {
                 records!.append(contentsOf: appended.records)
-                viewIDs = ids.union(appended.records.lazy.map(rule.id))
+                for record in appended.records { knownIDs!.insert(rule.id(record)) }
                 view = .some(records)
+                viewIDs = knownIDs
                 updateCost()
                 return
             }
