@@ -37,32 +37,48 @@ enum StagedStep: Sendable {
 
 /// One file's records as the engine knows them: what is on disk (with its
 /// tail, to notice other writers and to append), and changes not yet written.
+///
+/// New records after the last (a new message) take a fast path that costs
+/// the size of the change, not of the channel: they are appended to the
+/// records in memory in place, checked against the ids kept beside them,
+/// and once their lines are appended to the file, the records on disk are
+/// simply a longer prefix of those in memory (``Disk/viewPrefix(count:tail:)``),
+/// never a copy.
 final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     let file: RecordFile
     let rule: AppendRule<R>?
 
     // Guarded by the engine's lock, except `installing` and `appending` (by the file's lock).
-    /// What is on disk, when known: `records` nil for no file.
+    /// What is on disk, when known.
     private(set) var disk: Disk = .unknown
+    /// The ids of the records on disk, once an append needed them.
+    private var diskIDs: Set<Int64>?
     private(set) var pending = [Change<R>]()
     private var writing = [Change<R>]()
     /// `disk` with `writing` and `pending` applied; `.none` until computed.
-    private var view: [R]?? = .none {
-        didSet { if case .none = view { viewIDs = nil } }
-    }
+    private var view: [R]?? = .none
     /// The ids of `view`'s records, once an append needed them.
     private var viewIDs: Set<Int64>?
+    /// Whether `view` is the records on disk followed by those `writing` and
+    /// `pending` added, each change appended in order (none applied otherwise).
+    private var viewExtendsDisk = false
     private(set) var cost = 0
     var lastUse: UInt64 = 0
     /// Estimated memory per record, from the bytes last read or written.
     private var recordCost = 512
     private var installing: (records: [R]?, dropped: Int) = (nil, 0)
-    /// For a write that appends: the records on disk before it, and those it added.
-    private var appending: (onDisk: [R], added: [R])?
+    /// For a write that appends: how many records were on disk before it,
+    /// those it added, and the records before it when the write had to read
+    /// them (what memory knew was out of date).
+    private var appending: (onDiskCount: Int, added: [R], read: [R]?)?
 
     enum Disk {
         case unknown
+        /// The file's records (`nil`: no file) and tail.
         case known(records: [R]?, tail: RecordFile.Tail?)
+        /// The file holds the first `count` records of the view, which has
+        /// only grown by appends since (so they are kept once, not copied).
+        case viewPrefix(count: Int, tail: RecordFile.Tail)
     }
 
     init(file: RecordFile, rule: AppendRule<R>?) {
@@ -76,92 +92,144 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// and still what is there (`stamps`, of the data file and its sidecar);
     /// `.none` otherwise. Engine lock held.
     func current(onDisk stamps: (data: FileStamp?, sidecar: FileStamp?)) -> [R]?? {
-        guard case .known(let records, let tail) = disk, Self.matches(records, tail, stamps) else { return .none }
-        if case .some(let computed) = view { return .some(computed) }
-        var ignored = 0
-        let computed = (writing + pending).reduce(records) { $1.apply($0, &ignored) }
-        view = .some(computed)
-        updateCost()
-        return .some(computed)
+        switch disk {
+        case .unknown:
+            return .none
+        case .viewPrefix(_, let tail):
+            return Self.matches([], tail, stamps) ? view : .none
+        case .known(let records, let tail):
+            guard Self.matches(records, tail, stamps) else { return .none }
+            if case .some(let computed) = view { return .some(computed) }
+            var ignored = 0
+            let computed = (writing + pending).reduce(records) { $1.apply($0, &ignored) }
+            setView(.some(computed), extendsDisk: writing.isEmpty && pending.isEmpty)
+            updateCost()
+            return .some(computed)
+        }
     }
 
     /// Installs what a read found on disk; returns the records with changes applied. Engine lock held.
     func install(read records: [R]?, tail: RecordFile.Tail?, bytes: Int) -> [R]? {
         if let records, !records.isEmpty { recordCost = bytes / records.count + 64 }
-        disk = records == nil || tail != nil ? .known(records: records, tail: tail) : .unknown
+        setDisk(records == nil || tail != nil ? .known(records: records, tail: tail) : .unknown)
         var ignored = 0
         let computed = (writing + pending).reduce(records) { $1.apply($0, &ignored) }
-        view = tail == nil && records != nil ? .none : .some(computed)
+        setView(tail == nil && records != nil ? .none : .some(computed), extendsDisk: writing.isEmpty && pending.isEmpty)
         updateCost()
         return computed
     }
 
-    /// Adds a change; the records in memory follow it at once. Engine lock held.
-    ///
-    /// A change that only adds records after the last one (a new message)
-    /// is appended to the records in place, checked against their ids kept
-    /// beside them: its cost does not grow with the channel.
+    /// Adds a change; the records in memory follow it at once (a new
+    /// record after the last, in place). Engine lock held.
     func add(_ change: Change<R>) {
         pending.append(change)
         guard case .some(var records) = view else { return }
-        var knownIDs = viewIDs
-        // Now `records` and `knownIDs` hold the only references (`view`'s observer drops the ids): they grow in place.
-        view = .none
+        var ids = viewIDs
+        // `records` and `ids` now hold the only references (unless the disk shares them): they grow in place.
+        (view, viewIDs) = (.none, nil)
         if let rule, let appended = change.appended, records != nil {
-            if knownIDs == nil { knownIDs = Set(records!.indices.lazy.map { rule.id(records![$0]) }) }
-            if rule.allows(records!, appended.records, ids: knownIDs) {
+            if ids == nil { ids = Set(records!.lazy.map(rule.id)) }
+            if rule.allows(records!, appended.records, ids: ids) {
                 records!.append(contentsOf: appended.records)
-                for record in appended.records { knownIDs!.insert(rule.id(record)) }
-                view = .some(records)
-                viewIDs = knownIDs
+                for record in appended.records { ids!.insert(rule.id(record)) }
+                (view, viewIDs) = (.some(records), ids)
                 updateCost()
                 return
             }
         }
+        view = .some(records)  // back, so that the disk's records can be copied out of it before it changes
         var ignored = 0
-        view = .some(change.apply(records, &ignored))
-        viewIDs = nil
+        setView(.some(change.apply(records, &ignored)), extendsDisk: false)
         updateCost()
     }
 
     func evict() {
         // "No file" costs nothing to remember; records go.
-        if case .known(_?, _) = disk { disk = .unknown }
-        view = .none
+        switch disk {
+        case .known(_?, _), .viewPrefix: setDisk(.unknown)
+        default: break
+        }
+        setView(.none, extendsDisk: false)
         updateCost()
     }
 
+    /// What a write starts from: what is on disk as known when it began.
+    private enum Base {
+        case unknown
+        case records([R]?, tail: RecordFile.Tail?, ids: Set<Int64>?)
+        /// For changes that only append: enough to check and append them.
+        case end(count: Int, last: R?, ids: Set<Int64>, tail: RecordFile.Tail)
+    }
+
     func stage(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
-        let (changes, known) = engine.locked { () -> ([Change<R>], Disk) in
+        let (changes, added, known) = engine.locked { () -> ([Change<R>], (records: [R], lines: [Data])?, Base) in
             writing = pending
             pending = []
-            return (writing, disk)
+            let added = Self.appended(writing)
+            if case .viewPrefix(let count, let tail) = disk, added != nil, let rule, case .some(let records?) = view {
+                if diskIDs == nil { diskIDs = Set(records[..<count].lazy.map(rule.id)) }
+                return (writing, added, .end(count: count, last: count > 0 ? records[count - 1] : nil, ids: diskIDs!, tail: tail))
+            }
+            guard let (records, tail) = diskRecords else { return (writing, added, .unknown) }
+            return (writing, added, .records(records, tail: tail, ids: diskIDs))
         }
         guard !changes.isEmpty else { return .noChanges }
         let stamps = try file.stamps()
-        let stamp = stamps.data
-        var onDisk: [R]?
-        var tail: RecordFile.Tail?
+        var base = Base.unknown
+        var read: [R]?
+        switch known {
+        case .end(_, _, _, let tail) where Self.matches([], tail, stamps): base = known
+        case .records(let records, let tail, _) where Self.matches(records, tail, stamps): base = known
+        default: break
+        }
         // Changes from the last one that replaces everything on need not know what is on disk.
         let start = changes.lastIndex(where: \.replacesAll) ?? 0
-        if case .known(let records, let knownTail) = known, Self.matches(records, knownTail, stamps) {
-            (onDisk, tail) = (records, knownTail)
-        } else if start == 0, !changes[0].replacesAll {
-            let read = try engine.storage.loadLocked(file, as: R.self)
-            (onDisk, tail) = (read.records, read.tail)
+        if case .unknown = base, start == 0, !changes[0].replacesAll {
+            let found = try engine.storage.loadLocked(file, as: R.self)
+            (base, read) = (.records(found.records, tail: found.tail, ids: nil), found.records ?? [])
         }
         // New records after the last: append their lines, without applying the changes one by one.
-        if let onDisk, let tail, let rule, let appended = Self.appended(changes), rule.allows(onDisk, appended.records),
-            let staged = try file.stageAppend(appended.lines, after: tail)
-        {
-            (installing, appending) = ((nil, 0), (onDisk, appended.records))
-            return .write(staged)
+        if let rule, let added, let staged = try stageAppend(added, to: base, rule: rule) {
+            (installing, appending) = ((nil, 0), (staged.count, added.records, read))
+            return .write(staged.write)
+        }
+        var onDisk: [R]?
+        switch base {
+        case .unknown: onDisk = nil
+        case .records(let records, _, _): onDisk = records
+        case .end:
+            // The same records as at the start: what memory knows of the disk only changes under the file's lock.
+            if let known = engine.locked({ diskRecords }) {
+                onDisk = known.records
+            } else {
+                onDisk = try engine.storage.loadLocked(file, as: R.self).records
+            }
         }
         var dropped = 0
         let result = changes[start...].reduce(onDisk) { $1.apply($0, &dropped) }
         installing = (result, dropped)
-        guard let result else { return stamp == nil ? .nothing : .remove }
+        guard let result else { return stamps.data == nil ? .nothing : .remove }
         return .write(try engine.storage.stageReplace(file, try engine.storage.serialize(result)))
+    }
+
+    /// Appends `added` to the file when `base` is known and the rule allows;
+    /// with how many records the file held before.
+    private func stageAppend(
+        _ added: (records: [R], lines: [Data]), to base: Base, rule: AppendRule<R>
+    ) throws(FlatCacheError) -> (write: RecordFile.StagedWrite, count: Int)? {
+        switch base {
+        case .unknown, .records(nil, _, _), .records(_, nil, _):
+            return nil
+        case .records(let records?, let tail?, let ids):
+            guard rule.allows(records, added.records, ids: ids), let staged = try file.stageAppend(added.lines, after: tail)
+            else { return nil }
+            return (staged, records.count)
+        case .end(let count, let last, let ids, let tail):
+            guard rule.allows(count: count, last: last, added.records, ids: ids),
+                let staged = try file.stageAppend(added.lines, after: tail)
+            else { return nil }
+            return (staged, count)
+        }
     }
 
     /// Whether what is known of the file (`records` and their `tail`, or no
@@ -190,38 +258,103 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     var droppedInWrite: Int { installing.dropped }
 
     func finish(tail: RecordFile.Tail?) {
-        var records = installing.records
-        var viewIsDisk = false
-        if let (onDisk, added) = appending {
-            // The records in memory are those on disk now when no change came
-            // since and none was cut by retention (the same count): keep them, uncopied.
-            if pending.isEmpty, case .some(let current?) = view, current.count == onDisk.count + added.count {
-                (records, viewIsDisk) = (current, true)
-            } else {
-                records = onDisk + added
-            }
-        }
-        if let tail, let records, tail.lineCount == records.count {
-            disk = .known(records: records, tail: tail)
+        if let (onDiskCount, added, read) = appending, let tail {
+            finishAppend(onDiskCount: onDiskCount, added: added, read: read, tail: tail)
         } else {
-            disk = records == nil ? .known(records: nil, tail: nil) : .unknown
-            viewIsDisk = false
+            let records = installing.records
+            if let tail, let records, tail.lineCount == records.count {
+                setDisk(.known(records: records, tail: tail))
+            } else {
+                setDisk(records == nil ? .known(records: nil, tail: nil) : .unknown)
+            }
+            setView(.none, extendsDisk: false)
         }
         writing = []
-        if !viewIsDisk { view = .none }
         installing = (nil, 0)
         appending = nil
         updateCost()
     }
 
+    /// After lines were appended: the records on disk are those before and
+    /// `added`, kept as a prefix of the view whenever the view holds them.
+    private func finishAppend(onDiskCount: Int, added: [R], read: [R]?, tail: RecordFile.Tail) {
+        let count = onDiskCount + added.count
+        guard tail.lineCount == count else {
+            setDisk(.unknown)
+            setView(.none, extendsDisk: false)
+            return
+        }
+        if var records = read {
+            // The write read the file: what memory held was out of date, the view with it.
+            records.append(contentsOf: added)
+            setDisk(.known(records: records, tail: tail))
+            setView(.none, extendsDisk: false)
+            return
+        }
+        var ids = diskIDs
+        diskIDs = nil
+        if let rule, ids != nil { for record in added { ids!.insert(rule.id(record)) } }
+        if viewExtendsDisk, case .some(let records?) = view, records.count >= count {
+            // The view is the old records, `added`, then what `pending` added: the file is its first `count`.
+            disk = .viewPrefix(count: count, tail: tail)
+        } else if var records = diskRecords?.records ?? nil {
+            // Taken out of `disk` first, so that the append below is in place.
+            disk = .unknown
+            records.append(contentsOf: added)
+            if pending.isEmpty {
+                setView(.some(records), extendsDisk: true)
+                disk = .viewPrefix(count: count, tail: tail)
+            } else {
+                disk = .known(records: records, tail: tail)
+                setView(.none, extendsDisk: false)
+            }
+        } else {
+            setDisk(.unknown)
+            setView(.none, extendsDisk: false)
+            return
+        }
+        diskIDs = ids
+    }
+
     func abandon(keepingChanges: Bool) {
         if keepingChanges { pending = writing + pending }
         writing = []
-        disk = .unknown
-        view = .none
+        setDisk(.unknown)
+        setView(.none, extendsDisk: false)
         installing = (nil, 0)
         appending = nil
         updateCost()
+    }
+
+    /// The records on disk and their tail (copied out of the view for a
+    /// prefix of it); `nil` when unknown. Engine lock held.
+    private var diskRecords: (records: [R]?, tail: RecordFile.Tail?)? {
+        switch disk {
+        case .unknown:
+            return nil
+        case .known(let records, let tail):
+            return (records, tail)
+        case .viewPrefix(let count, let tail):
+            guard case .some(let records?) = view else { preconditionFailure("a prefix of no view") }
+            return (Array(records[..<count]), tail)
+        }
+    }
+
+    /// Gives the records on disk a copy of their own, when they are a prefix
+    /// of the view and it is about to change otherwise than by an append.
+    private func detachDisk() {
+        guard case .viewPrefix = disk, let (records, tail) = diskRecords else { return }
+        disk = .known(records: records, tail: tail)
+    }
+
+    private func setDisk(_ new: Disk) {
+        disk = new
+        diskIDs = nil
+    }
+
+    private func setView(_ new: [R]??, extendsDisk: Bool) {
+        detachDisk()
+        (view, viewIDs, viewExtendsDisk) = (new, nil, extendsDisk)
     }
 
     private func updateCost() {
@@ -230,6 +363,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         if case .known(let records?, _) = disk { count = records.count }
         if case .some(let records?) = view { count = max(count, records.count) }
         count += pending.count + writing.count
-        cost = count * recordCost + 256 + (viewIDs?.count ?? 0) * 16
+        let ids = (viewIDs?.count ?? 0) + (diskIDs?.count ?? 0)
+        cost = count * recordCost + 256 + ids * 16
     }
 }

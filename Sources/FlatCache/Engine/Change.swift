@@ -33,13 +33,8 @@ struct AppendRule<R: CacheRecord>: Sendable {
     /// in file order). `ids`, when given, are the ids of `existing`: the check
     /// then costs the size of `new`, not of the file.
     func allows(_ existing: [R], _ new: [R], ids: Set<Int64>? = nil) -> Bool {
-        guard existing.count + new.count <= capacity, let first = new.first else { return false }
-        if let last = existing.last, !precedes(last, first) { return false }
-        for index in new.indices.dropFirst() where !precedes(new[index - 1], new[index]) { return false }
-        // In strict order, no two new records share a sort position; ids may still repeat.
-        let newIDs = new.count == 1 ? [id(first)] : new.map(id)
-        if newIDs.count > 1, Set(newIDs).count != newIDs.count { return false }
-        if let ids { return !newIDs.contains(where: ids.contains) }
+        if let ids { return allows(count: existing.count, last: existing.last, new, ids: ids) }
+        guard let newIDs = orderedIDs(new, after: existing.last, count: existing.count) else { return false }
         // Indexing, not iterating: an iterator would copy every record to read its id.
         if newIDs.count == 1 {
             let only = newIDs[0]
@@ -49,5 +44,25 @@ struct AppendRule<R: CacheRecord>: Sendable {
         let lookup = Set(newIDs)
         for index in existing.indices where lookup.contains(id(existing[index])) { return false }
         return true
+    }
+
+    /// Whether `new` may follow a file's `count` records, the last of them
+    /// `last`, whose ids are `ids`: costs the size of `new` alone.
+    func allows(count: Int, last: R?, _ new: [R], ids: Set<Int64>) -> Bool {
+        guard let newIDs = orderedIDs(new, after: last, count: count) else { return false }
+        return !newIDs.contains(where: ids.contains)
+    }
+
+    /// The ids of `new` when it fits after `count` records ending with
+    /// `last`: room under the capacity, each record after the one before,
+    /// no id twice; `nil` otherwise.
+    private func orderedIDs(_ new: [R], after last: R?, count: Int) -> [Int64]? {
+        guard count + new.count <= capacity, let first = new.first else { return nil }
+        if let last, !precedes(last, first) { return nil }
+        for index in new.indices.dropFirst() where !precedes(new[index - 1], new[index]) { return nil }
+        // In strict order, no two new records share a sort position; ids may still repeat.
+        let newIDs = new.count == 1 ? [id(first)] : new.map(id)
+        if newIDs.count > 1, Set(newIDs).count != newIDs.count { return nil }
+        return newIDs
     }
 }
