@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(5)), arguments: ["atomic", "synchronized"])
-    func killedAfterFlushesEveryFlushedMessageIsOnDisk(durability: String) throws {
+    func killedAfterFlushesEveryFlushedMessageIsOnDisk(durability: String) async throws {
         let folder = try TemporaryFolder()
         let cacheFolder = folder.appending("cache")
         var model = FlushModel(limit: Self.limit)
@@ -86,10 +86,10 @@ import Testing
             process.standardError = errorHandle
             try process.run()
 
-            // When it is killed at a random moment
-            usleep(UInt32.random(in: 20_000...300_000, using: &random))
+            // When it is killed at a random moment (waits suspend: the campaign holds no thread of Swift's pool)
+            try await Task.sleep(for: .microseconds(Int.random(in: 20_000...300_000, using: &random)))
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try await Self.exit(of: process)
             try outputHandle.close()
             try errorHandle.close()
             let complaint = String(decoding: try Data(contentsOf: errors), as: UTF8.self)
@@ -118,6 +118,12 @@ import Testing
         // The campaign tried what it is about: flushes, and files in their slack.
         #expect(tally.flushes > 0 && tally.flushedMessagesChecked > 0)
         #expect(tally.filesOverTheLimit > 0 || Self.kills < 20)
+    }
+
+    /// Waits (up to 10 seconds) until `process` has ended, polling, so that no thread blocks meanwhile.
+    static func exit(of process: Process) async throws {
+        for _ in 0..<10_000 where process.isRunning { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(!process.isRunning, "the writer outlived SIGKILL by 10 seconds")
     }
 
     static func newFile(_ url: URL) throws -> FileHandle {
