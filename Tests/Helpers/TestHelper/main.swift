@@ -13,6 +13,12 @@ import Foundation
 // Every message it writes is `CrashRecords.message(channel:id:version:)`, so a
 // checker can tell a saved record from anything else.
 //
+// `flatcache-test-helper flush-churn <folder> <seed> <atomic|synchronized> <limit>`
+// saves on 6 channels through the `async` API, writing behind, with
+// `maxMessagesPerChannel` `limit`, and calls `flush()` now and then, until
+// killed: it prints each operation before it starts and `flushed <count>`
+// after each flush returns (see `FlushChurn`).
+//
 // `flatcache-test-helper read <folder> <channel>` opens the cache (read-only
 // when it cannot write), prints what it holds and the damaged files it met,
 // then tries one save and prints how it failed. For tests run as another user.
@@ -57,9 +63,12 @@ func holdEveryLock(of folder: URL, for seconds: Double) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold"].contains(arguments[1])) else {
+guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold"].contains(arguments[1]))
+    || (arguments.count == 6 && arguments[1] == "flush-churn")
+else {
     fail(
         "usage: flatcache-test-helper upsert <folder> <worker> <count> | churn <folder> <seed> <atomic|synchronized>"
+            + " | flush-churn <folder> <seed> <atomic|synchronized> <limit>"
             + " | read <folder> <channel> | hold <folder> <seconds>", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
@@ -124,6 +133,12 @@ do {
                 try cache.users.save([ChatUser(userID: "user-\(next(20))", nickname: "v\(version)")])
             }
         }
+    case "flush-churn":
+        guard let seed = UInt64(arguments[3]), let limit = Int(arguments[5]), limit >= 1 else {
+            fail("bad seed or limit", status: 2)
+        }
+        FlushChurn.start(
+            folder: folder, seed: seed, durability: arguments[4] == "synchronized" ? .synchronized : .atomic, limit: limit)
     default:
         fail("unknown command \(arguments[1])", status: 2)
     }
