@@ -86,6 +86,22 @@ enum Limits {
         close(directory)
     }
 
+    /// What replacing one file and its sidecar atomically costs in system
+    /// calls alone, without `fsync`: each written to a new temporary file and
+    /// renamed over the old one (the floor of any FlatCache rewrite, which
+    /// also encodes and hashes). `size` bytes of data and an 80-byte sidecar.
+    static func replacePair(in folder: URL, size: Int) {
+        let contents = [[UInt8](repeating: 0x41, count: size), [UInt8](repeating: 0x61, count: 80)]
+        for (name, bytes) in zip(["pair.lines", "pair.lines.sha256"], contents) {
+            let target = folder.appendingPathComponent(name).path
+            let temporary = folder.appendingPathComponent("." + name + ".tmp").path
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+            rename(temporary, target)
+        }
+    }
+
     /// The paths of the data files in `folder`.
     static func dataFilePaths(in folder: URL) -> [String] {
         let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)

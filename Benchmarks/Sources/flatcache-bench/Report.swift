@@ -121,6 +121,10 @@ struct Report {
         if let replace = result.limits["durable replace"] {
             out.append("| one durable file replace (100 KB: write, fsync, rename, fsync folder) | \(replace.summary) | |")
         }
+        if let pair = result.limits["replace pair"] {
+            out.append("| one file and its sidecar replaced, no fsync (\(Self.kilobytes(result.pairBytes)) + 80 B: "
+                + "2 temporary files written and renamed), the floor of a rewrite | \(pair.summary) | |")
+        }
         out.append("\n### \(w.name): memory and allocations, each in a fresh process (durability off)\n")
         out.append("| system | load every channel: peak RSS | growth while loading | allocations | allocated bytes | re-save unchanged: allocations |")
         out.append("|---|---|---|---|---|---|")
@@ -145,6 +149,8 @@ struct Report {
         out.append("")
         return out
     }
+
+    static func kilobytes(_ bytes: Int) -> String { String(format: "%.0f KB", Double(bytes) / 1e3) }
 
     static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
 

@@ -41,6 +41,8 @@ struct WorkloadResult {
     var timings = [Key: [SystemKind: Samples]]()
     var limits = [String: Samples]()
     var engineBytes = 0
+    /// The data file size of the "replace pair" limit.
+    var pairBytes = 0
     var engine = [String: Samples]()
     var memory = [SystemKind: ProbeRuns.Result]()
     var resaveAllocations = [SystemKind: ProbeRuns.Result]()
@@ -224,6 +226,14 @@ struct WorkloadRun {
         var replaces = Samples()
         for _ in 0..<20 { replaces.seconds.append(time { Limits.durableReplace(in: rawFolder, size: 100_000) }) }
         result.limits["durable replace"] = replaces
+        // The size of an average message file of this workload.
+        let fileSize = result.engineBytes / max(1, files.count)
+        var pairs = Samples()
+        for _ in 0..<5 {
+            pairs.seconds.append(time { for _ in 0..<100 { Limits.replacePair(in: rawFolder, size: fileSize) } } / 100)
+        }
+        result.limits["replace pair"] = pairs
+        result.pairBytes = fileSize
     }
 }
 

@@ -109,6 +109,7 @@ final class CacheEngine: @unchecked Sendable {
 
     /// Adds `change` to `file` in memory and schedules its write.
     @discardableResult
+    @_specialize(where R == ChatMessage)
     func add<R: CacheRecord>(_ change: Change<R>, to file: RecordFile, rule: AppendRule<R>? = nil) -> CachedFile<R> {
         let entry = locked {
             let entry = self.entry(file, rule: rule)
@@ -346,6 +347,7 @@ final class CacheEngine: @unchecked Sendable {
     }
 
     /// The entry for `file`, created when missing. Lock held.
+    @_specialize(where R == ChatMessage)
     private func entry<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>?) -> CachedFile<R> {
         if let entry = files[file.path] as? CachedFile<R> { return entry }
         if let other = files[file.path] {

@@ -91,6 +91,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// The records with every change applied, when what is on disk is known
     /// and still what is there (`stamps`, of the data file and its sidecar);
     /// `.none` otherwise. Engine lock held.
+    @_specialize(where R == ChatMessage)
     func current(onDisk stamps: (data: FileStamp?, sidecar: FileStamp?)) -> [R]?? {
         switch disk {
         case .unknown:
@@ -109,6 +110,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     }
 
     /// Installs what a read found on disk; returns the records with changes applied. Engine lock held.
+    @_specialize(where R == ChatMessage)
     func install(read records: [R]?, tail: RecordFile.Tail?, bytes: Int) -> [R]? {
         if let records, !records.isEmpty { recordCost = bytes / records.count + 64 }
         setDisk(records == nil || tail != nil ? .known(records: records, tail: tail) : .unknown)
@@ -121,6 +123,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
 
     /// Adds a change; the records in memory follow it at once (a new
     /// record after the last, in place). Engine lock held.
+    @_specialize(where R == ChatMessage)
     func add(_ change: Change<R>) {
         pending.append(change)
         guard case .some(var records) = view else { return }
@@ -257,6 +260,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// The records dropped by retention in the write just staged.
     var droppedInWrite: Int { installing.dropped }
 
+    @_specialize(where R == ChatMessage)
     func finish(tail: RecordFile.Tail?) {
         if let (onDiskCount, added, read) = appending, let tail {
             finishAppend(onDiskCount: onDiskCount, added: added, read: read, tail: tail)

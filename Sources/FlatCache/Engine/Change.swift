@@ -32,6 +32,7 @@ struct AppendRule<R: CacheRecord>: Sendable {
     /// Whether `new`, in this order, may follow `existing` (a file's records,
     /// in file order). `ids`, when given, are the ids of `existing`: the check
     /// then costs the size of `new`, not of the file.
+    @_specialize(where R == ChatMessage)
     func allows(_ existing: [R], _ new: [R], ids: Set<Int64>? = nil) -> Bool {
         if let ids { return allows(count: existing.count, last: existing.last, new, ids: ids) }
         guard let newIDs = orderedIDs(new, after: existing.last, count: existing.count) else { return false }
@@ -48,6 +49,7 @@ struct AppendRule<R: CacheRecord>: Sendable {
 
     /// Whether `new` may follow a file's `count` records, the last of them
     /// `last`, whose ids are `ids`: costs the size of `new` alone.
+    @_specialize(where R == ChatMessage)
     func allows(count: Int, last: R?, _ new: [R], ids: Set<Int64>) -> Bool {
         guard let newIDs = orderedIDs(new, after: last, count: count) else { return false }
         return !newIDs.contains(where: ids.contains)

@@ -16,8 +16,15 @@ extension MessageStore {
     func byChannel(
         _ messages: some Sequence<Message>, counting result: inout SaveResult
     ) throws(FlatCacheError) -> [(url: String, messages: [Message])] {
+        // The usual save, one message or messages of one channel, needs no grouping.
+        let list = Array(messages)
+        if let first = list.first, !first.channelURL.isEmpty,
+            list.allSatisfy({ $0.messageID != 0 && $0.isInGroupChannel && RecordKey($0.channelURL) == RecordKey(first.channelURL) })
+        {
+            return [(first.channelURL, list)]
+        }
         var channels = [RecordKey: (url: String, messages: [Message])]()
-        for message in messages {
+        for message in list {
             guard message.messageID != 0, message.isInGroupChannel else {
                 result.recordsLeftOut += 1
                 continue
