@@ -33,6 +33,7 @@ import Testing
 
     @Test(arguments: [(limit: 10_000, memory: Configuration.defaultMemoryLimit, deletes: true),
                       (limit: 10_000, memory: 3_000, deletes: true),
+                      (limit: 10_000, memory: 16_000, deletes: true),  // evicted channels keep summaries
                       (limit: 12, memory: Configuration.defaultMemoryLimit, deletes: false),
                       (limit: 12, memory: 3_000, deletes: false)])
     func loadsMatchTheModel(limit: Int, memory: Int, deletes: Bool) async throws {
@@ -171,6 +172,41 @@ extension EngineModelTests {
         #expect(try await cache.messages.load(in: url) == messages)
         let fresh = try ChatCache<ChatMessage, ChatChannel, ChatUser>(directory: folder.url)
         #expect(try fresh.messages.loadNow(in: url) == messages)
+    }
+}
+
+extension EngineModelTests {
+    @Test func appendsToAChannelMemoryLetGoKeepTheOrder() async throws {
+        // Given a channel evicted from a small memory tier (its summary kept), then two newer messages appended
+        let url = urls[0]
+        let cache = try ChatCache<ChatMessage, ChatChannel, ChatUser>(
+            directory: folder.url, configuration: Configuration(memoryLimit: 4_000, writeDelay: .seconds(3_600)))
+        let first = (1...3).map { ChatMessage(messageID: Int64($0), channelURL: url, createdAt: Int64($0) * 1_000, text: "m") }
+        try await cache.messages.replace(first, in: url)
+        try await cache.flush()
+        for other in 0..<10 {
+            try await cache.messages.replace([ChatMessage(messageID: 100 + Int64(other), channelURL: "filler-\(other)",
+                createdAt: 1, text: String(repeating: "x", count: 300))], in: "filler-\(other)")
+            try await cache.flush()
+        }
+        var expected = first
+        for id in 4...5 {
+            let message = ChatMessage(messageID: Int64(id), channelURL: url, createdAt: Int64(id) * 1_000, text: "m")
+            expected.append(message)
+            try await cache.messages.save([message])
+            try await cache.flush()
+        }
+
+        // When a message between the last two arrives
+        let between = ChatMessage(messageID: 6, channelURL: url, createdAt: 4_500, text: "m")
+        try await cache.messages.save([between])
+        try await cache.flush()
+
+        // Then it is placed between them, not appended after the last
+        expected.insert(between, at: 4)
+        let fresh = try ChatCache<ChatMessage, ChatChannel, ChatUser>(directory: folder.url)
+        #expect(try fresh.messages.loadNow(in: url) == expected)
+        #expect(try await cache.messages.load(in: url) == expected)
     }
 }
 

@@ -156,4 +156,39 @@ import Testing
         #expect(early.count == 5)
         #expect(earlyReads > 0)
     }
+
+    @Test func aNewMessageForAChannelMemoryLetGoReadsNoFile() async throws {
+        // Given 20 channels loaded through a memory tier too small for their
+        // records: the early ones are evicted, their summaries kept
+        // (records of 2 KB, so that 16 summaries of 5 ids fit in the quarter of the budget they may take)
+        let writer = try cache()
+        let urls = (0..<20).map { "summary-\($0)" }
+        let text = String(repeating: "long ", count: 400)
+        func messages(in channelURL: String) -> [ChatMessage] {
+            (1...5).map { Fixtures.message(Int64($0), at: Int64($0) * 1_000, in: channelURL, text: text) }
+        }
+        for channelURL in urls { try writer.messages.saveNow(messages(in: channelURL)) }
+        let cache = try cache(memoryLimit: 40_000)
+        for channelURL in urls { _ = try await cache.messages.load(in: channelURL) }
+
+        // When a newer message arrives for an evicted channel and is flushed
+        let newer = Fixtures.message(6, at: 6_000, in: urls[1])
+        let (_, appendReads) = try await reads {
+            try await cache.messages.save([newer])
+            return try await cache.flush()
+        }
+
+        // Then the write appended it without reading the file
+        #expect(appendReads == 0)
+        let fresh = try self.cache()
+        #expect(try fresh.messages.loadNow(in: urls[1]) == messages(in: urls[1]) + [newer])
+        // and one that is not newer than every cached message still reads the file, and lands
+        let older = Fixtures.message(7, at: 500, in: urls[2])
+        let (_, insertReads) = try await reads {
+            try await cache.messages.save([older])
+            return try await cache.flush()
+        }
+        #expect(insertReads > 0)
+        #expect(try fresh.messages.loadNow(in: urls[2]) == [older] + messages(in: urls[2]))
+    }
 }

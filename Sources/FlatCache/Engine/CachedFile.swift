@@ -10,8 +10,13 @@ protocol EngineFile: AnyObject, Sendable {
     var cost: Int { get }
     /// When the app last used it, on the engine's clock. Engine lock held.
     var lastUse: UInt64 { get set }
-    /// Forgets its records (keeps changes not yet written). Engine lock held.
+    /// Forgets its records (keeps changes not yet written, and what an
+    /// append needs to know of the file). Engine lock held.
     func evict()
+    /// Forgets its records and everything else but changes not yet written. Engine lock held.
+    func forget()
+    /// Whether it holds no records in memory (see ``evict()``). Engine lock held.
+    var isEvicted: Bool { get }
     /// Takes the changes waiting and stages their write. File lock held.
     func stage(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep
     /// The records retention dropped in the write just staged.
@@ -79,6 +84,10 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         /// The file holds the first `count` records of the view, which has
         /// only grown by appends since (so they are kept once, not copied).
         case viewPrefix(count: Int, tail: RecordFile.Tail)
+        /// What is left once the records are evicted: enough to append to
+        /// the file without reading it (`count` records ending with `last`,
+        /// their ids in `diskIDs`), a small fraction of the records' memory.
+        case summary(count: Int, last: R?, tail: RecordFile.Tail)
     }
 
     init(file: RecordFile, rule: AppendRule<R>?) {
@@ -94,7 +103,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     @_specialize(where R == ChatMessage)
     func current(onDisk stamps: (data: FileStamp?, sidecar: FileStamp?)) -> [R]?? {
         switch disk {
-        case .unknown:
+        case .unknown, .summary:
             return .none
         case .viewPrefix(_, let tail):
             return Self.matches([], tail, stamps) ? view : .none
@@ -146,14 +155,40 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         updateCost()
     }
 
+    /// Forgets the records; for a file new records are appended to, keeps
+    /// its summary (how many, the last, their ids) so that the next append
+    /// needs no read. "No file" costs nothing to remember and stays.
     func evict() {
-        // "No file" costs nothing to remember; records go.
         switch disk {
-        case .known(_?, _), .viewPrefix: setDisk(.unknown)
-        default: break
+        case .known(let records?, let tail?) where rule != nil:
+            let ids = diskIDs ?? Set(records.indices.lazy.map { self.rule!.id(records[$0]) })
+            (disk, diskIDs) = (.summary(count: records.count, last: records.last, tail: tail), ids)
+        case .viewPrefix(let count, let tail):
+            guard let rule, case .some(let records?) = view else { preconditionFailure("a prefix of no view") }
+            let ids = diskIDs ?? Set((0..<count).lazy.map { rule.id(records[$0]) })
+            (disk, diskIDs) = (.summary(count: count, last: count > 0 ? records[count - 1] : nil, tail: tail), ids)
+        case .known(_?, _):
+            setDisk(.unknown)
+        case .unknown, .known(nil, _), .summary:
+            break
         }
         setView(.none, extendsDisk: false)
         updateCost()
+    }
+
+    /// Forgets even the summary (see ``evict()``). Engine lock held.
+    func forget() {
+        if case .summary = disk { setDisk(.unknown) }
+        evict()
+    }
+
+    /// Whether it keeps no records, only what ``evict()`` leaves.
+    var isEvicted: Bool {
+        switch disk {
+        case .unknown, .summary, .known(nil, _): if case .none = view { return true }
+        default: break
+        }
+        return false
     }
 
     /// What a write starts from: what is on disk as known when it began.
@@ -172,6 +207,9 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             if case .viewPrefix(let count, let tail) = disk, added != nil, let rule, case .some(let records?) = view {
                 if diskIDs == nil { diskIDs = Set(records[..<count].lazy.map(rule.id)) }
                 return (writing, added, .end(count: count, last: count > 0 ? records[count - 1] : nil, ids: diskIDs!, tail: tail))
+            }
+            if case .summary(let count, let last, let tail) = disk, added != nil, let ids = diskIDs {
+                return (writing, added, .end(count: count, last: last, ids: ids, tail: tail))
             }
             guard let (records, tail) = diskRecords else { return (writing, added, .unknown) }
             return (writing, added, .records(records, tail: tail, ids: diskIDs))
@@ -298,7 +336,9 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         var ids = diskIDs
         diskIDs = nil
         if let rule, ids != nil { for record in added { ids!.insert(rule.id(record)) } }
-        if viewExtendsDisk, case .some(let records?) = view, records.count >= count {
+        if case .summary(_, let last, _) = disk, ids != nil {
+            disk = .summary(count: count, last: added.last ?? last, tail: tail)
+        } else if viewExtendsDisk, case .some(let records?) = view, records.count >= count {
             // The view is the old records, `added`, then what `pending` added: the file is its first `count`.
             disk = .viewPrefix(count: count, tail: tail)
         } else if var records = diskRecords?.records ?? nil {
@@ -334,7 +374,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// prefix of it); `nil` when unknown. Engine lock held.
     private var diskRecords: (records: [R]?, tail: RecordFile.Tail?)? {
         switch disk {
-        case .unknown:
+        case .unknown, .summary:
             return nil
         case .known(let records, let tail):
             return (records, tail)

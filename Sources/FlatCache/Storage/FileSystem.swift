@@ -178,87 +178,6 @@ enum FileSystem {
         return temporary
     }
 
-    /// Appends `data` to the existing regular file at `path`, provided it
-    /// still has the stamp `expected`, and returns its new stamp; `nil` (and
-    /// nothing written) when the file changed or is gone.
-    ///
-    /// Not atomic by itself: the caller keeps the sidecar telling which
-    /// prefix of the file was whole (see ``RecordFile``).
-    static func append(_ data: Data, to path: String, expecting expected: FileStamp) throws(FlatCacheError) -> FileStamp? {
-        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
-        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) })
-        else {
-            let code = errno
-            if code == ENOENT || code == ELOOP { return nil }
-            throw failure(.open, path, code)
-        }
-        var closed = false
-        defer { if !closed { _ = close(descriptor) } }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
-        guard info.st_mode & S_IFMT == S_IFREG, FileStamp(info) == expected else { return nil }
-        try writeAll(data, to: descriptor, path: path)
-        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
-        closed = true
-        if close(descriptor) != 0, errno != EINTR { throw failure(.write, path, errno) }
-        return FileStamp(info)
-    }
-
-    /// Writes `data` over the start of the file at `path` in place (creating
-    /// it when missing) and cuts it to `data.count` bytes: for a sidecar, whose
-    /// one line always has the same length, a single small write. Returns its stamp.
-    @discardableResult
-    static func overwriteFile(at path: String, with data: Data) throws(FlatCacheError) -> FileStamp {
-        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
-        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644) })
-        else { throw failure(.open, path, errno) }
-        var closed = false
-        defer { if !closed { _ = close(descriptor) } }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw failure(.write, path, EISDIR) }
-        if let code = FaultInjection.failure(.write, path) { throw failure(.write, path, code) }
-        let written = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-        guard written == data.count else { throw failure(.write, path, written < 0 ? errno : EIO) }
-        if Int(info.st_size) > data.count, ftruncate(descriptor, off_t(data.count)) != 0 {
-            throw failure(.write, path, errno)
-        }
-        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
-        closed = true
-        if close(descriptor) != 0, errno != EINTR { throw failure(.write, path, errno) }
-        return FileStamp(info)
-    }
-
-    /// Cuts the regular file at `path` to its first `size` bytes.
-    static func truncateFile(at path: String, to size: Int) throws(FlatCacheError) {
-        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
-            throw failure(.open, path, errno)
-        }
-        defer { _ = close(descriptor) }
-        guard ftruncate(descriptor, off_t(size)) == 0 else { throw failure(.write, path, errno) }
-    }
-
-    /// Flushes the file at `path` to the disk (see ``synchronize(_:)``, through a new descriptor).
-    static func synchronizeFile(at path: String) throws(FlatCacheError) {
-        if let code = FaultInjection.failure(.sync, path) { throw failure(.sync, path, code) }
-        guard let descriptor = retryingOnInterrupt({ open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
-            throw failure(.open, path, errno)
-        }
-        defer { _ = close(descriptor) }
-        guard synchronize(descriptor) == 0 else { throw failure(.sync, path, errno) }
-    }
-
-    /// Flushes a regular file's data, and the metadata needed to read it back
-    /// (its size), to the disk: `fdatasync` on Linux, which skips the
-    /// journal commit a time-only change would cost (a sidecar rewritten in
-    /// place); `fsync` elsewhere. Returns what the call returned.
-    static func synchronize(_ descriptor: Int32) -> Int32 {
-        #if os(Linux)
-            fdatasync(descriptor)
-        #else
-            fsync(descriptor)
-        #endif
-    }
 
     /// Whether `error` says a path held a link, folder or device where a regular file belongs.
     static func isNotARegularFile(_ error: FlatCacheError) -> Bool {
@@ -277,52 +196,6 @@ enum FileSystem {
     /// `false` for missing permissions and on a read-only mount.
     static func isWritable(folder: String, file: String) -> Bool {
         access(folder, W_OK | X_OK) == 0 && access(file, W_OK) == 0
-    }
-
-    /// Opens the file at `path` for locking (never created): read and write
-    /// for exclusive locks, read only for `shared` ones.
-    ///
-    /// - Returns: The descriptor, or `nil` when the file does not exist.
-    static func openForLocking(_ path: String, shared: Bool) throws(FlatCacheError) -> Int32? {
-        let mode = shared ? O_RDONLY : O_RDWR
-        guard let descriptor = retryingOnInterrupt({ open(path, mode | O_CLOEXEC | O_NOFOLLOW) }) else {
-            if errno == ENOENT { return nil }
-            throw failure(.open, path, errno)
-        }
-        return descriptor
-    }
-
-    /// Waits for an advisory lock that other processes (and other descriptors
-    /// in this one) respect: on Linux the bytes `range` of the file (an
-    /// open-file-description lock), elsewhere the whole file (`flock`).
-    /// Exclusive, or `shared` (a reader's lock, which needs only read access).
-    /// Closing the descriptor releases it.
-    static func lock(_ descriptor: Int32, bytes range: Range<Int>, shared: Bool, path: String) throws(FlatCacheError) {
-        #if os(Linux)
-        var request = flock()
-        request.l_type = Int16(shared ? F_RDLCK : F_WRLCK)
-        request.l_whence = Int16(SEEK_SET)
-        request.l_start = off_t(range.lowerBound)
-        request.l_len = off_t(range.count)
-        while fcntl(descriptor, openFileDescriptionSetLockWait, &request) != 0 {
-            if errno != EINTR { throw failure(.open, path, errno) }
-        }
-        #else
-        while flock(descriptor, shared ? LOCK_SH : LOCK_EX) != 0 {
-            if errno != EINTR { throw failure(.open, path, errno) }
-        }
-        #endif
-    }
-
-    #if os(Linux)
-    /// `F_OFD_SETLKW` (Linux 3.15+), 38 on every architecture (asm-generic/fcntl.h);
-    /// glibc shows it only under `_GNU_SOURCE`, which Swift's Glibc module does not define.
-    private static let openFileDescriptionSetLockWait: Int32 = 38
-    #endif
-
-    /// Closes a descriptor from ``openForLocking(_:shared:)``, releasing its locks.
-    static func closeLock(_ descriptor: Int32) {
-        _ = close(descriptor)
     }
 
     /// Removes the file at `path`; a file that is already gone is fine.
@@ -396,7 +269,8 @@ enum FileSystem {
 
     // MARK: - Helpers
 
-    private static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(FlatCacheError) {
+    /// Writes all of `data` to `descriptor`, carrying on after short writes.
+    static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(FlatCacheError) {
         let limit = FaultInjection.writeLimit(path) ?? Int.max
         let failedCode: Int32? = data.withUnsafeBytes { buffer in
             var offset = 0
@@ -414,6 +288,7 @@ enum FileSystem {
         if let failedCode { throw failure(.write, path, failedCode) }
     }
 
+    /// Flushes the folder at `path` (its entries: renames, new files) to the disk.
     static func synchronizeDirectory(at path: String) throws(FlatCacheError) {
         if let code = FaultInjection.failure(.sync, path) { throw failure(.sync, path, code) }
         let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
@@ -423,7 +298,7 @@ enum FileSystem {
     }
 
     /// Runs `call` again while it fails with `EINTR`; `nil` when it fails otherwise (see `errno`).
-    private static func retryingOnInterrupt(_ call: () -> Int32) -> Int32? {
+    static func retryingOnInterrupt(_ call: () -> Int32) -> Int32? {
         while true {
             let result = call()
             if result >= 0 { return result }
@@ -431,7 +306,8 @@ enum FileSystem {
         }
     }
 
-    private static func failure(
+    /// The error for `operation` on `path` failing with `code` (an `errno`).
+    static func failure(
         _ operation: FlatCacheError.FileOperation, _ path: String, _ code: Int32
     ) -> FlatCacheError {
         .fileSystem(operation, path: path, code: POSIXErrorCode(rawValue: code) ?? .EIO)

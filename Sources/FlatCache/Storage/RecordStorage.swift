@@ -156,10 +156,12 @@ struct RecordStorage: Sendable {
         return (nil, nil, 0)
     }
 
-    /// What stands at `path`, with a file's size left out.
-    private func sizeless(_ path: String) throws(FlatCacheError) -> FileSystem.Entry {
-        if case .file = try FileSystem.entry(at: path) { return .file(size: 0) }
-        return try FileSystem.entry(at: path)
+    /// Whether `path` holds a regular file or nothing: what a write may replace.
+    private static func isFileOrMissing(_ path: String) throws(FlatCacheError) -> Bool {
+        switch try FileSystem.entry(at: path) {
+        case .missing, .file: true
+        case .directory, .other: false
+        }
     }
 
     /// Stages a whole-file write of `lines` (see ``RecordFile/stageReplace(_:)``). A folder,
@@ -167,7 +169,7 @@ struct RecordStorage: Sendable {
     /// files belong is moved aside like a damaged file, and the write tried again.
     func stageReplace(_ file: RecordFile, _ lines: [Data]) throws(FlatCacheError) -> RecordFile.StagedWrite {
         // A folder where the file or its sidecar belongs would fail the rename at commit: move it now.
-        for path in [file.path, file.sidecarPath] where ![.missing, .file(size: 0)].contains(try sizeless(path)) {
+        for path in [file.path, file.sidecarPath] where try !Self.isFileOrMissing(path) {
             _ = try report(file, .notARegularFile)
             break
         }

@@ -1,0 +1,96 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes to a file in place, without the temporary file and rename of a
+/// replace: the appends and sidecar rewrites whose safety the sidecar's
+/// digest provides (see ``RecordFile``), and `fsync`.
+extension FileSystem {
+    /// Appends `data` to the existing regular file at `path`, provided it
+    /// still has the stamp `expected`, and returns its new stamp; `nil` (and
+    /// nothing written) when the file changed or is gone.
+    ///
+    /// Not atomic by itself: the caller keeps the sidecar telling which
+    /// prefix of the file was whole (see ``RecordFile``).
+    static func append(_ data: Data, to path: String, expecting expected: FileStamp) throws(FlatCacheError) -> FileStamp? {
+        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
+        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) })
+        else {
+            let code = errno
+            if code == ENOENT || code == ELOOP { return nil }
+            throw failure(.open, path, code)
+        }
+        var closed = false
+        defer { if !closed { _ = close(descriptor) } }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
+        guard info.st_mode & S_IFMT == S_IFREG, FileStamp(info) == expected else { return nil }
+        try writeAll(data, to: descriptor, path: path)
+        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
+        closed = true
+        if close(descriptor) != 0, errno != EINTR { throw failure(.write, path, errno) }
+        return FileStamp(info)
+    }
+
+    /// Writes `data` over the start of the file at `path` in place (creating
+    /// it when missing) and cuts it to `data.count` bytes: for a sidecar, whose
+    /// one line always has the same length, a single small write. Returns its stamp.
+    @discardableResult
+    static func overwriteFile(at path: String, with data: Data) throws(FlatCacheError) -> FileStamp {
+        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
+        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644) })
+        else { throw failure(.open, path, errno) }
+        var closed = false
+        defer { if !closed { _ = close(descriptor) } }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw failure(.write, path, EISDIR) }
+        if let code = FaultInjection.failure(.write, path) { throw failure(.write, path, code) }
+        let written = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        guard written == data.count else { throw failure(.write, path, written < 0 ? errno : EIO) }
+        if Int(info.st_size) > data.count, ftruncate(descriptor, off_t(data.count)) != 0 {
+            throw failure(.write, path, errno)
+        }
+        guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
+        closed = true
+        if close(descriptor) != 0, errno != EINTR { throw failure(.write, path, errno) }
+        return FileStamp(info)
+    }
+
+    /// Cuts the regular file at `path` to its first `size` bytes.
+    static func truncateFile(at path: String, to size: Int) throws(FlatCacheError) {
+        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
+            throw failure(.open, path, errno)
+        }
+        defer { _ = close(descriptor) }
+        guard ftruncate(descriptor, off_t(size)) == 0 else { throw failure(.write, path, errno) }
+    }
+
+    /// Flushes the file at `path` to the disk (see ``synchronize(_:)``, through a new descriptor).
+    static func synchronizeFile(at path: String) throws(FlatCacheError) {
+        if let code = FaultInjection.failure(.sync, path) { throw failure(.sync, path, code) }
+        guard let descriptor = retryingOnInterrupt({ open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
+            throw failure(.open, path, errno)
+        }
+        defer { _ = close(descriptor) }
+        guard synchronize(descriptor) == 0 else { throw failure(.sync, path, errno) }
+    }
+
+    /// Flushes a regular file's data, and the metadata needed to read it back
+    /// (its size), to the disk: `fdatasync` on Linux, which skips the
+    /// journal commit a time-only change would cost (a sidecar rewritten in
+    /// place); `fsync` elsewhere. Returns what the call returned.
+    static func synchronize(_ descriptor: Int32) -> Int32 {
+        #if os(Linux)
+            fdatasync(descriptor)
+        #else
+            fsync(descriptor)
+        #endif
+    }
+}
