@@ -159,6 +159,27 @@ struct CountedMessage: MessageRecord, Equatable {
         try await slow.flush()
     }
 
+    @Test func aPageOfAChannelMemoryLetGoDecodesOnlyWhatItNeeds() async throws {
+        // Given a channel loaded whole, then pushed out of a small memory tier by others
+        let url = "paging-evicted-\(UUID())"
+        let cache = try cache(memoryLimit: 200_000)
+        try cache.messages.saveNow(messages(1_000, in: url))
+        _ = try await cache.messages.load(in: url)
+        for other in 0..<20 {
+            let filler = "paging-filler-\(other)-\(UUID())"
+            try cache.messages.saveNow(messages(200, in: filler))
+            _ = try await cache.messages.load(in: filler)
+        }
+        CountedMessage.decodes.reset(url)
+
+        // When a page of it is loaded
+        let page = try await cache.messages.loadLatest(in: url, limit: 30)
+
+        // Then it decoded the page and the search's probes, not the channel
+        #expect(page == Array(messages(1_000, in: url).suffix(30)))
+        #expect(CountedMessage.decodes.count(url) <= 30 + 11)
+    }
+
     @Test func withTheMemoryTierOffEveryPageDecodesOnlyWhatItNeeds() async throws {
         // Given a cache that keeps nothing in memory
         let url = "paging-off-\(UUID())"

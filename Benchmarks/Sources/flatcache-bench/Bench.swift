@@ -24,6 +24,9 @@ struct Run: ParsableCommand {
     @Option(help: "Measured rounds per operation, after one warm-up round. (default: 5, or 3 with --quick)")
     var rounds: Int?
 
+    @Option(help: "Run only this workload: S or L. (default: both, or S with --quick)")
+    var workload: String?
+
     @Flag(help: "Exit with status 1 when a target is missed.")
     var checkTargets = false
 
@@ -32,6 +35,7 @@ struct Run: ParsableCommand {
 
     func validate() throws {
         if let rounds, rounds < 1 { throw ValidationError("Please give --rounds a number of at least 1.") }
+        if let workload, !["S", "L"].contains(workload) { throw ValidationError("Please give --workload S or L.") }
     }
 
     func run() throws {
@@ -42,7 +46,8 @@ struct Run: ParsableCommand {
 
         var report = Report(rounds: rounds)
         report.codec = CodecComparison.measure(Workload.small())
-        for workload in quick ? [Workload.small()] : [Workload.small(), Workload.large()] {
+        let chosen = workload.map { [$0 == "L" ? Workload.large() : Workload.small()] }
+        for workload in chosen ?? (quick ? [Workload.small()] : [Workload.small(), Workload.large()]) {
             let folder = root.appendingPathComponent(workload.name)
             try? FileManager.default.removeItem(at: folder)
             report.workloads.append(try WorkloadRun(workload: workload, folder: folder, rounds: rounds).measure())

@@ -331,12 +331,18 @@ final class CacheEngine: @unchecked Sendable {
 
     // MARK: - Memory
 
-    /// Whether the engine knew nothing of `file`; it knows it from now on
-    /// (an entry with no records and nothing to write).
+    /// Whether a part of `file` may be read without keeping the file: when
+    /// memory holds none of its records and none was read in part since it
+    /// left memory (or ever). Records that it was, so that the next call
+    /// reads the whole file and keeps it.
     func isFirstTouch<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>?) -> Bool {
         locked {
-            guard files[file.path] == nil else { return false }
-            _ = entry(file, rule: rule)
+            if let known = files[file.path] {
+                guard known.isEvicted, !known.isDirty, !known.readInPart else { return false }
+                known.readInPart = true
+                return true
+            }
+            entry(file, rule: rule).readInPart = true
             return true
         }
     }
