@@ -13,11 +13,11 @@ extension CacheEngine {
     /// (all of them with every change applied, as a load returns them).
     ///
     /// From memory when it holds the file. The first time a file is wanted
-    /// and nothing of it is in memory, it is read and checked whole (digest,
-    /// every line's Base64) but only the records `select` looks at are
-    /// decoded, and none is kept; a second call reads and keeps the whole
-    /// file. A record that does not decode makes the whole file read as by
-    /// a load: damaged, reported, a miss.
+    /// while none of its records is in memory, it is read and its digest
+    /// checked whole, but only the lines `select` looks at are decoded
+    /// (Base64, then record), and none is kept; a second call reads and
+    /// keeps the whole file. A line that does not decode makes the whole
+    /// file read as by a load: damaged, reported, a miss.
     ///
     /// Blocks: call it from ``readQueue`` (or a thread that may block).
     func window<R: CacheRecord>(
@@ -55,21 +55,24 @@ extension CacheEngine {
     /// file as a load does. File lock held.
     private func partialRead<R: CacheRecord>(_ file: RecordFile, _ keep: Int, _ select: Selection<R>) throws(FlatCacheError) -> [R]? {
         guard !hasChangesWaiting(file) else { return nil }
-        let (contents, _) = try file.load(finishing: !storage.isReadOnly)
-        switch contents {
+        let (found, _) = try file.verify(finishing: !storage.isReadOnly)
+        switch found {
         case .missing: return []
         case .corrupt: return nil
-        case .records(let lines):
+        case .body(let body):
+            guard let lines = try? RecordLines.lineRanges(body) else { return nil }
             let kept = lines.suffix(keep)
             var decoded = [Int: R]()
             func record(_ index: Int) throws(Corruption) -> R {
                 if let known = decoded[index] { return known }
+                let number = kept.startIndex + index + 1
+                let bytes = try RecordLines.decodeLine(body, in: kept[kept.startIndex + index], number: number)
                 do {
-                    let found = try R(serializedData: kept[kept.startIndex + index])
+                    let found = try R(serializedData: bytes)
                     decoded[index] = found
                     return found
                 } catch {
-                    throw .undecodableRecord(line: kept.startIndex + index + 1, reason: "\(error)")
+                    throw .undecodableRecord(line: number, reason: "\(error)")
                 }
             }
             do throws(Corruption) {

@@ -332,20 +332,25 @@ final class CacheEngine: @unchecked Sendable {
     // MARK: - Memory
 
     /// Whether a part of `file` may be read without keeping the file: when
-    /// memory holds none of its records and none was read in part since it
-    /// left memory (or ever). Records that it was, so that the next call
-    /// reads the whole file and keeps it.
+    /// memory holds none of its records, unless a part of it was read a
+    /// moment ago (within the last ``recentUses`` uses of any file): a chat
+    /// screen paging through one channel then gets it whole and kept, while
+    /// pages scattered over more channels than memory holds stay partial reads.
     func isFirstTouch<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>?) -> Bool {
         locked {
-            if let known = files[file.path] {
-                guard known.isEvicted, !known.isDirty, !known.readInPart else { return false }
-                known.readInPart = true
-                return true
+            clock += 1
+            let known = files[file.path]
+            if let known {
+                guard known.isEvicted, !known.isDirty else { return false }
+                if let last = known.readInPart, clock - last <= Self.recentUses { return false }
             }
-            entry(file, rule: rule).readInPart = true
+            (known ?? entry(file, rule: rule)).readInPart = clock
             return true
         }
     }
+
+    /// How many uses of files after a partial read of one its next read counts as "a moment later".
+    static let recentUses: UInt64 = 16
 
     /// Whether `file` has changes not yet written.
     func hasChangesWaiting(_ file: RecordFile) -> Bool {

@@ -17,8 +17,8 @@ protocol EngineFile: AnyObject, Sendable {
     func forget()
     /// Whether it holds no records in memory (see ``evict()``). Engine lock held.
     var isEvicted: Bool { get }
-    /// Whether a part of the file was read since its records left memory. Engine lock held.
-    var readInPart: Bool { get set }
+    /// When (on the engine's clock) a part of the file was last read, since its records left memory. Engine lock held.
+    var readInPart: UInt64? { get set }
     /// Takes the changes waiting and stages their write. File lock held.
     func stage(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep
     /// The records retention dropped in the write just staged.
@@ -71,7 +71,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     private var viewExtendsDisk = false
     private(set) var cost = 0
     var lastUse: UInt64 = 0
-    var readInPart = false
+    var readInPart: UInt64?
     /// Estimated memory per record, from the bytes last read or written.
     private var recordCost = 512
     private var installing: (records: [R]?, dropped: Int) = (nil, 0)
@@ -176,7 +176,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             break
         }
         setView(.none, extendsDisk: false)
-        readInPart = false
+        readInPart = nil
         updateCost()
     }
 

@@ -65,6 +65,31 @@ struct RecordFile: Sendable, Hashable {
     /// Reads the data file as ``read(finishing:)`` does, and also returns its
     /// ``Tail`` when its records are whole and on disk exactly as read.
     func load(finishing: Bool = true) throws(FlatCacheError) -> (contents: Contents, tail: Tail?) {
+        let (found, tail) = try verify(finishing: finishing)
+        switch found {
+        case .missing: return (.missing, nil)
+        case .corrupt(let problem): return (.corrupt(problem), nil)
+        case .body(let body):
+            do throws(Corruption) {
+                return (.records(try RecordLines.decode(body)), tail)
+            } catch {
+                return (.corrupt(error), nil)
+            }
+        }
+    }
+
+    /// What ``verify(finishing:)`` found.
+    enum Verified {
+        case missing
+        /// The data file's bytes, whose digest the sidecar names (lines not yet decoded).
+        case body(Data)
+        case corrupt(Corruption)
+    }
+
+    /// Reads the data file and checks its digest against the sidecar (and
+    /// what a crash may have left, as ``load(finishing:)`` describes), without
+    /// decoding its lines: for a read that needs only a few of them.
+    func verify(finishing: Bool = true) throws(FlatCacheError) -> (found: Verified, tail: Tail?) {
         var data: Data
         var stamp: FileStamp
         let sidecar: Data?
@@ -112,17 +137,14 @@ struct RecordFile: Sendable, Hashable {
         }
     }
 
-    /// `data`'s records, and its tail when its `stamp` on disk is known.
+    /// `data` as verified, and its tail when its `stamp` on disk is known.
     private func decoded(
         _ data: Data, stamp: FileStamp?, sidecarStamp: FileStamp?, hasher: SHA256Hasher
-    ) -> (contents: Contents, tail: Tail?) {
-        do throws(Corruption) {
-            let lines = try RecordLines.decode(data)
-            let tail = stamp.map { Tail(stamp: $0, sidecarStamp: sidecarStamp, hasher: hasher, lineCount: lines.count) }
-            return (.records(lines), tail)
-        } catch {
-            return (.corrupt(error), nil)
+    ) -> (found: Verified, tail: Tail?) {
+        let tail = stamp.map {
+            Tail(stamp: $0, sidecarStamp: sidecarStamp, hasher: hasher, lineCount: RecordLines.count(in: data))
         }
+        return (.body(data), tail)
     }
 
     /// Finds the whole file inside one that a crash cut during an append:

@@ -53,5 +53,53 @@ enum RecordLines {
         return ranges.map { decoded[$0] }
     }
 
+    /// How many lines `body` holds (its `\n`s).
+    static func count(in body: Data) -> Int {
+        body.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return 0 }
+            var (count, start) = (0, 0)
+            while start < bytes.count, let found = memchr(base + start, Int32(newline), bytes.count - start) {
+                count += 1
+                start = base.distance(to: found) + 1
+            }
+            return count
+        }
+    }
+
+    /// Where each line of `body` lies (without its `\n`), for decoding a few
+    /// of them (``decodeLine(_:in:number:)``) instead of all.
+    ///
+    /// - Throws: ``Corruption/missingFinalNewline``.
+    static func lineRanges(_ body: Data) throws(Corruption) -> [Range<Int>] {
+        guard !body.isEmpty else { return [] }
+        guard body.last == newline else { throw .missingFinalNewline }
+        return body.withUnsafeBytes { bytes in
+            let base = bytes.baseAddress!
+            var ranges = [Range<Int>]()
+            var start = 0
+            while start < bytes.count {
+                let end = base.distance(to: memchr(base + start, Int32(newline), bytes.count - start)!)
+                ranges.append(start..<end)
+                start = end + 1
+            }
+            return ranges
+        }
+    }
+
+    /// The record bytes of the line at `range` of `body`, line `number` (from 1).
+    ///
+    /// - Throws: ``Corruption/invalidBase64(line:)``.
+    static func decodeLine(_ body: Data, in range: Range<Int>, number: Int) throws(Corruption) -> Data {
+        var decoded = Data(count: Base64.maximumDecodedCount(of: range.count) + 3)
+        let count: Int? = decoded.withUnsafeMutableBytes { output in
+            body.withUnsafeBytes { input in
+                Base64.decode(UnsafeRawBufferPointer(rebasing: input[range]), into: output.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        guard let count else { throw .invalidBase64(line: number) }
+        decoded.count = count
+        return decoded
+    }
+
     private static let newline = UInt8(ascii: "\n")
 }
