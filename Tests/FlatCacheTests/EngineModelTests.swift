@@ -38,7 +38,7 @@ import Testing
                       (limit: 12, memory: 3_000, deletes: false)])
     func loadsMatchTheModel(limit: Int, memory: Int, deletes: Bool) async throws {
         let seed = UInt64.random(in: 1...UInt64.max)
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let configuration = Configuration(maxMessagesPerChannel: limit, memoryLimit: memory, writeDelay: .seconds(3_600))
         let cache = try ChatCache<ChatMessage, ChatChannel, ChatUser>(directory: folder.url, configuration: configuration)
         let other = try ChatCache<ChatMessage, ChatChannel, ChatUser>(
@@ -210,16 +210,7 @@ extension EngineModelTests {
     }
 }
 
-/// SplitMix64, seeded, so that a failure prints a seed that replays it.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+extension SeededGenerator {
+    /// A number in `0..<bound`.
     mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

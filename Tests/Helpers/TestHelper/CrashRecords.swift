@@ -13,3 +13,18 @@ enum CrashRecords {
             text: "channel \(channel) message \(id) version \(version)")
     }
 }
+
+/// Xorshift64: the writers' small seeded generator, so that a run replays from its seed.
+struct XorShift {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed | 1 }
+
+    /// A number in `0..<bound`.
+    mutating func next(_ bound: Int) -> Int {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return Int(state % UInt64(bound))
+    }
+}

@@ -59,13 +59,8 @@ enum FlushChurn {
     static func run(folder: URL, seed: UInt64, durability: Durability, limit: Int) async throws {
         let cache = try ChatCache(
             directory: folder, configuration: Configuration(maxMessagesPerChannel: limit, durability: durability))
-        var random = seed | 1
-        func next(_ bound: Int) -> Int {
-            random ^= random << 13
-            random ^= random >> 7
-            random ^= random << 17
-            return Int(random % UInt64(bound))
-        }
+        var random = XorShift(seed: seed)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         // New messages of this run are newer than every earlier run's (the seed grows by one per run).
         let base = Int64(seed) * 100_000
         var newest = [Int64](repeating: base, count: appendChannels.count)

@@ -108,13 +108,8 @@ do {
         let durability: Durability = arguments[4] == "synchronized" ? .synchronized : .atomic
         let cache = try ChatCache(
             directory: folder, configuration: Configuration(maxMessagesPerChannel: 40, durability: durability))
-        var random = seed | 1
-        func next(_ bound: Int) -> Int {
-            random ^= random << 13
-            random ^= random >> 7
-            random ^= random << 17
-            return Int(random % UInt64(bound))
-        }
+        var random = XorShift(seed: seed)
+        func next(_ bound: Int) -> Int { random.next(bound) }
         while true {
             let channel = next(CrashRecords.channelCount)
             let url = CrashRecords.url(channel)
