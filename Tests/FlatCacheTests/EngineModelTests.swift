@@ -57,6 +57,8 @@ import Testing
         }
 
         for step in 0..<400 {
+            // Saves and memory hits return without suspending: let other tests' tasks run now and then.
+            await Task.yield()
             let url = urls[random.next(below: urls.count)]
             let known = view(url)
             let roll = random.next(below: 100)
