@@ -212,6 +212,48 @@ extension EngineModelTests {
     }
 }
 
+extension EngineModelTests {
+    @Test(.timeLimit(.minutes(1)))
+    func loadsDuringFlushesNeverSeeAMessageTwice() async throws {
+        // Given a channel in memory, new messages flushed one by one, and loads of it all the while
+        // (a load that misses memory between a write's commit and memory learning of it once made
+        // the records in memory hold the new message twice, and a later rewrite put that on disk)
+        let url = urls[0]
+        let cache = try ChatCache<ChatMessage, ChatChannel, ChatUser>(
+            directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 1_000, writeDelay: .seconds(3_600)))
+        try await cache.messages.replace([ChatMessage(messageID: 1, channelURL: url, createdAt: 1_000, text: "m")], in: url)
+        try await cache.flush()
+        let writes = Task {
+            for id in Int64(2)...300 {
+                try await cache.messages.save([ChatMessage(messageID: id, channelURL: url, createdAt: id * 1_000, text: "m")])
+                try await cache.flush()
+            }
+        }
+        var duplicates = 0
+        var loads = 0
+        while loads < 100_000 {
+            let loaded = try await cache.messages.load(in: url)
+            loads += 1
+            if Set(loaded.map(\.messageID)).count != loaded.count { duplicates += 1 }
+            if loaded.last?.messageID == 300 { break }
+            await Task.yield()
+        }
+        try await writes.value
+
+        // Then no load saw a message twice, and an edit (a rewrite) keeps each message once
+        #expect(duplicates == 0)
+        var edited = ChatMessage(messageID: 2, channelURL: url, createdAt: 2_000, text: "edited")
+        edited.updatedAt = 1
+        try await cache.messages.applyChangeLog(updated: [edited], deletedMessageIDs: [], in: url)
+        try await cache.flush()
+        let fresh = try ChatCache<ChatMessage, ChatChannel, ChatUser>(
+            directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 1_000))
+        let ids: [Int64] = try fresh.messages.loadNow(in: url).map(\.messageID)
+        let expected: [Int64] = Array(1...300)
+        #expect(ids == expected)
+    }
+}
+
 extension SeededGenerator {
     /// A number in `0..<bound`.
     mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }

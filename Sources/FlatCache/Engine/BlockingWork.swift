@@ -61,6 +61,10 @@ final class Slots<Element>: @unchecked Sendable {
         elements = Array(repeating: element, count: count)
     }
 
+    init(_ elements: [Element]) {
+        self.elements = elements
+    }
+
     subscript(index: Int) -> Element {
         get { lock.withLock { elements[index] } }
         set { lock.withLock { elements[index] = newValue } }

@@ -15,8 +15,8 @@ extension CacheEngine {
     /// From memory when it holds the file. The first time a file is wanted
     /// while none of its records is in memory, it is read and its digest
     /// checked whole, but only the lines `select` looks at are decoded
-    /// (Base64, then record), and none is kept; a second call reads and
-    /// keeps the whole file. A line that does not decode makes the whole
+    /// (Base64, then record), and none is kept; a call about the same file
+    /// soon after (see ``isFirstTouch(_:rule:)``) reads and keeps the whole file. A line that does not decode makes the whole
     /// file read as by a load: damaged, reported, a miss.
     ///
     /// Blocks: call it from ``readQueue`` (or a thread that may block).

@@ -124,18 +124,23 @@ final class CacheEngine: @unchecked Sendable {
 
     /// Adds `change` and writes `file` at once, with any changes waiting for
     /// it: what the synchronous API does. Blocks.
+    ///
+    /// The change is added holding the file's lock, so that no flush under
+    /// way takes it: this call's outcome is its own write's.
     func write<R: CacheRecord>(
         _ change: Change<R>, to file: RecordFile, rule: AppendRule<R>? = nil
     ) throws(FlatCacheError) -> (outcome: RecordFile.WriteOutcome?, dropped: Int) {
-        let entry = locked {
-            let entry = self.entry(file, rule: rule)
-            let before = entry.cost
-            entry.add(change)
-            settle(entry, costBefore: before)
-            return entry
+        try storage.withLock(file) { () throws(FlatCacheError) in
+            let entry = locked {
+                let entry = self.entry(file, rule: rule)
+                let before = entry.cost
+                entry.add(change)
+                settle(entry, costBefore: before)
+                return entry
+            }
+            let report = writeLocked([entry], keepingChangesOnFailure: false)[0]
+            return (try report.outcome.get(), report.dropped)
         }
-        let report = write([entry], keepingChangesOnFailure: false)[0]
-        return (try report.outcome.get(), report.dropped)
     }
 
     /// Removes `file` now, whatever its record type, with changes waiting
@@ -146,7 +151,7 @@ final class CacheEngine: @unchecked Sendable {
             locked {
                 if let entry = files.removeValue(forKey: file.path) {
                     totalCost -= entry.cost
-                    entry.abandon(keepingChanges: false)
+                    entry.abandon(keepingChanges: false, staged: false)
                 }
             }
             try file.remove()
@@ -181,7 +186,7 @@ final class CacheEngine: @unchecked Sendable {
     /// Call holding every file lock, so that no write is under way.
     func forgetAll() {
         locked {
-            for entry in files.values { entry.abandon(keepingChanges: false) }
+            for entry in files.values { entry.abandon(keepingChanges: false, staged: false) }
             files = [:]
             totalCost = 0
         }
@@ -222,29 +227,47 @@ final class CacheEngine: @unchecked Sendable {
         let dropped: Int
     }
 
-    /// Writes the waiting changes of `targets` together: every file staged,
-    /// then (synchronized) all synced at once, then all committed, then the
-    /// commits synced; each file either lands or keeps its old content.
+    /// Writes the waiting changes of `targets` together (see ``writeLocked(_:keepingChangesOnFailure:)``),
+    /// taking their files' locks.
     private func write(_ targets: [any EngineFile], keepingChangesOnFailure: Bool) -> [WriteReport] {
         guard !targets.isEmpty else { return [] }
-        let steps = Slots<Result<StagedStep, FlatCacheError>>(repeating: .success(.noChanges), count: targets.count)
-        let dropped = Slots(repeating: 0, count: targets.count)
         do {
-            try storage.withLocks(targets.map(\.file)) { () throws(FlatCacheError) in
-                let cores = ProcessInfo.processInfo.activeProcessorCount
-                BlockingWork.forEach(targets.count, width: targets.count >= 8 ? cores : 1) { index in
-                    steps[index] = Result { () throws(FlatCacheError) in try targets[index].stage(in: self) }
-                    dropped[index] = targets[index].droppedInWrite
-                }
-                if storage.synchronized { synchronizeStaged(steps) }
-                commit(steps, files: targets.map(\.file))
-                if storage.synchronized { synchronizeCommitted(steps) }
+            return try storage.withLocks(targets.map(\.file)) { () throws(FlatCacheError) in
+                writeLocked(targets, keepingChangesOnFailure: keepingChangesOnFailure)
             }
         } catch {
-            // The locks could not be taken: nothing was staged.
-            for index in targets.indices { steps[index] = .failure(error) }
+            // The locks could not be taken: nothing was staged, and every change waiting was part of this write.
+            let failures = Array(repeating: Result<StagedStep, FlatCacheError>.failure(error), count: targets.count)
+            return settle(targets, Slots(failures), dropped: Slots(repeating: 0, count: targets.count),
+                          keepingChangesOnFailure: keepingChangesOnFailure, staged: false)
         }
-        return locked {
+    }
+
+    /// Writes the waiting changes of `targets` together: every file staged,
+    /// then (synchronized) all synced at once, then all committed, then the
+    /// commits synced; each file either lands or keeps its old content. Then
+    /// memory learns what is on disk, still under the files' locks, so that
+    /// no read or write of them comes in between. Call holding their locks.
+    private func writeLocked(_ targets: [any EngineFile], keepingChangesOnFailure: Bool) -> [WriteReport] {
+        let steps = Slots<Result<StagedStep, FlatCacheError>>(repeating: .success(.noChanges), count: targets.count)
+        let dropped = Slots(repeating: 0, count: targets.count)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        BlockingWork.forEach(targets.count, width: targets.count >= 8 ? cores : 1) { index in
+            steps[index] = Result { () throws(FlatCacheError) in try targets[index].stage(in: self) }
+            dropped[index] = targets[index].droppedInWrite
+        }
+        if storage.synchronized { synchronizeStaged(steps) }
+        commit(steps, files: targets.map(\.file))
+        if storage.synchronized { synchronizeCommitted(steps) }
+        return settle(targets, steps, dropped: dropped, keepingChangesOnFailure: keepingChangesOnFailure, staged: true)
+    }
+
+    /// Tells each target what its write did, and reports it.
+    private func settle(
+        _ targets: [any EngineFile], _ steps: Slots<Result<StagedStep, FlatCacheError>>, dropped: Slots<Int>,
+        keepingChangesOnFailure: Bool, staged: Bool
+    ) -> [WriteReport] {
+        locked {
             var reports = [WriteReport]()
             for (index, target) in targets.enumerated() {
                 let before = target.cost
@@ -259,7 +282,7 @@ final class CacheEngine: @unchecked Sendable {
                 case .success(.noChanges):
                     outcome = .success(nil)
                 case .failure(let error):
-                    target.abandon(keepingChanges: keepingChangesOnFailure)
+                    target.abandon(keepingChanges: keepingChangesOnFailure, staged: staged)
                     outcome = .failure(error)
                 }
                 settle(target, costBefore: before)

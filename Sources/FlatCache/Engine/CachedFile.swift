@@ -26,8 +26,9 @@ protocol EngineFile: AnyObject, Sendable {
     /// Records what the write left on disk (`tail`: `nil` when the file is gone). Engine lock held.
     func finish(tail: RecordFile.Tail?)
     /// After a failed write: keeps the changes for the next write, or drops
-    /// them and forgets what is on disk. Engine lock held.
-    func abandon(keepingChanges: Bool)
+    /// them and forgets what is on disk. `staged`: whether the write took
+    /// the changes waiting (else it failed before, and all of them were its). Engine lock held.
+    func abandon(keepingChanges: Bool, staged: Bool)
 }
 
 /// What a flush does to one file.
@@ -55,7 +56,8 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     let file: RecordFile
     let rule: AppendRule<R>?
 
-    // Guarded by the engine's lock, except `installing` and `appending` (by the file's lock).
+    // Guarded by the engine's lock; `installing` and `appending` by the file's lock too
+    // (a write stages, commits and finishes holding it).
     /// What is on disk, when known.
     private(set) var disk: Disk = .unknown
     /// The ids of the records on disk, once an append needed them.
@@ -182,8 +184,8 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
 
     /// Forgets even the summary (see ``evict()``). Engine lock held.
     func forget() {
-        if case .summary = disk { setDisk(.unknown) }
         evict()
+        if case .summary = disk { setDisk(.unknown) }
     }
 
     /// Whether it keeps no records, only what ``evict()`` leaves.
@@ -364,8 +366,12 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         diskIDs = ids
     }
 
-    func abandon(keepingChanges: Bool) {
-        if keepingChanges { pending = writing + pending }
+    func abandon(keepingChanges: Bool, staged: Bool) {
+        if keepingChanges {
+            pending = writing + pending
+        } else if !staged {
+            pending = []
+        }
         writing = []
         setDisk(.unknown)
         setView(.none, extendsDisk: false)
