@@ -98,7 +98,9 @@ struct Report {
                 guard let row = result.timings[.init(operation: operation, durable: durable)] else { continue }
                 let cells = SystemKind.allCases.map { row[$0]?.summary ?? "–" }
                 let mine = row[.flatCache]?.median ?? .nan
-                let ratios = [SystemKind.sqlite, .handWritten].map { String(format: "%.2fx", mine / (row[$0]?.median ?? .nan)) }
+                let ratios = [SystemKind.sqlite, .handWritten].map { other in
+                    row[other].map { String(format: "%.2fx", mine / $0.median) } ?? "–"
+                }
                 let durability = operation.writes ? (durable ? "on" : "off") : "–"
                 out.append("| \(operation.rawValue) | \(durability) | " + (cells + ratios).joined(separator: " | ") + " |")
             }
