@@ -43,6 +43,7 @@ extension CacheEngine {
     }
 
     /// `select` on records in memory.
+    @_specialize(where R == ChatMessage)
     private static func window<R>(_ records: [R], keeping keep: Int, _ select: Selection<R>) -> [R] {
         let kept = records.suffix(keep)
         let range = Self.never { () throws(Corruption) in try select(kept.count) { kept[kept.startIndex + $0] } }

@@ -66,10 +66,24 @@ final class CacheEngine: @unchecked Sendable {
     /// The records of `file` from memory, when it holds them and one `stat`
     /// shows the file unchanged; `.none` otherwise. No read, no file lock.
     func memoryHit<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]?? {
-        guard locked({ files[file.path] != nil }) else { return .none }
-        let stamps = try file.stamps()
-        return locked {
-            guard let entry = files[file.path] as? CachedFile<R> else { return .none }
+        guard let entry = cachedEntry(file, as: R.self) else { return .none }
+        return current(entry, onDisk: try file.stamps())
+    }
+
+    /// The entry of `file` when it holds records of type `R`.
+    @_specialize(where R == ChatMessage)
+    private func cachedEntry<R: CacheRecord>(_ file: RecordFile, as type: R.Type) -> CachedFile<R>? {
+        locked { files[file.path] as? CachedFile<R> }
+    }
+
+    /// `entry`'s records when `stamps` show its file as memory knows it.
+    @_specialize(where R == ChatMessage)
+    private func current<R: CacheRecord>(
+        _ entry: CachedFile<R>, onDisk stamps: (data: FileStamp?, sidecar: FileStamp?)
+    ) -> [R]?? {
+        locked {
+            // Still the file's entry (not evicted from the engine meanwhile).
+            guard files[entry.file.path] === entry else { return .none }
             let before = entry.cost
             let found = entry.current(onDisk: stamps)
             if found != nil { settle(entry, costBefore: before) }

@@ -21,6 +21,8 @@ struct CacheLayout: Sendable {
         var root = root
         while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
         self.root = root
+        channelsFile = RecordFile(path: root + "/channels.lines")
+        usersFile = RecordFile(path: root + "/users.lines")
     }
 
     /// The names FlatCache itself puts at the root, besides the marker.
@@ -36,10 +38,10 @@ struct CacheLayout: Sendable {
     var recordTypesPath: String { root + "/records" }
 
     /// The group channels.
-    var channelsFile: RecordFile { RecordFile(path: root + "/channels.lines") }
+    let channelsFile: RecordFile
 
     /// The users.
-    var usersFile: RecordFile { RecordFile(path: root + "/users.lines") }
+    let usersFile: RecordFile
 
     /// The folder of per-channel message files.
     var messagesDirectory: String { root + "/messages" }

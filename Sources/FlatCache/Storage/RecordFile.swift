@@ -9,8 +9,15 @@ struct RecordFile: Sendable, Hashable {
     /// The data file's path.
     let path: String
 
-    /// The sidecar's path: the data file's path plus `.sha256`.
-    var sidecarPath: String { path + ".sha256" }
+    /// The sidecar's path: the data file's path plus `.sha256` (kept, not
+    /// rebuilt: every memory-tier hit `stat`s it).
+    let sidecarPath: String
+
+    /// The data file at `path`, and its sidecar beside it.
+    init(path: String) {
+        self.path = path
+        sidecarPath = path + ".sha256"
+    }
 
     /// The data file's name, as its sidecar records it.
     var name: String { FileSystem.name(of: path) }
