@@ -82,13 +82,20 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         self.directory = directory
         self.configuration = configuration
         self.layout = layout
+        let policy = CachePolicy(configuration: configuration, storage: storage, usageFile: layout.usageFile)
         let engine = CacheEngine(
-            storage: storage, memoryLimit: configuration.memoryLimit, writeDelay: configuration.writeDelay)
+            storage: storage, memoryLimit: configuration.memoryLimit, writeDelay: configuration.writeDelay,
+            policy: policy, sweeper: { engine in Sweep(engine: engine, layout: layout).runInBackground() })
         self.engine = engine
         messages = MessageStore(engine: engine, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
         channels = ChannelStore(engine: engine, layout: layout)
         users = UserStore(engine: engine, layout: layout)
         try checkRecordTypes()
+        policy.open()
+        // The size limit and expiry are checked at open, away from the caller.
+        if policy.sweeps && !isReadOnly {
+            engine.writeQueue.async { Sweep(engine: engine, layout: layout).runInBackground() }
+        }
     }
 
     /// The record types this cache reads and writes.
@@ -142,6 +149,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     func removeData() throws(FlatCacheError) {
         try layout.channelsFile.remove()
         try layout.usersFile.remove()
+        try layout.usageFile.remove()
+        engine.policy.usage.forget(engine.policy.usage.all.keys)
         try FileSystem.removeItem(at: layout.messagesDirectory)
         try FileSystem.removeItem(at: layout.quarantine.directory)
     }

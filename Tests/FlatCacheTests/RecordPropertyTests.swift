@@ -130,8 +130,10 @@ import Testing
         let longest = ChatMessage(messageID: 1, channelURL: "long", createdAt: 1, text: longestText)
         let bytes = try longest.serialize()
         #expect(try ChatMessage(serializedData: bytes) == longest)
-        try ChatCache(directory: folder.url).messages.save([longest])
-        #expect(try ChatCache(directory: folder.url).messages.load(in: "long") == [longest])
+        // Over the default size limit (256 MiB) on its own: no limit here, or a sweep would remove it.
+        let unlimited = Configuration(sizeLimit: nil)
+        try ChatCache(directory: folder.url, configuration: unlimited).messages.save([longest])
+        #expect(try ChatCache(directory: folder.url, configuration: unlimited).messages.load(in: "long") == [longest])
 
         let tooLong = Self.ascii("b", count: Self.longest + 1)
         let refusal = "is 268435456 bytes; a string field holds at most 268435455"

@@ -17,6 +17,10 @@ final class CacheEngine: @unchecked Sendable {
     let memoryLimit: Int
     /// How long changes wait to be written together; 0 writes before a save returns.
     let writeDelay: Duration
+    /// Usage times, expiry and the size limit: told of every write.
+    let policy: CachePolicy
+    /// Runs a sweep (on ``writeQueue``) when writes may have crossed the size limit.
+    private let sweeper: @Sendable (CacheEngine) -> Void
 
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -24,16 +28,34 @@ final class CacheEngine: @unchecked Sendable {
     private var totalCost = 0
     private var clock: UInt64 = 0
     private var flushScheduled = false
+    private var counts = Counts()
+
+    /// How loads were answered since the engine started.
+    struct Counts: Hashable, Sendable {
+        /// Loads answered from memory.
+        var memoryHits = 0
+        /// Loads memory could not answer.
+        var memoryMisses = 0
+        /// Of those, loads that found their file.
+        var diskHits = 0
+        /// Loads that found no file (or a damaged one).
+        var diskMisses = 0
+    }
 
     /// Where write-behind flushes and ``flush()`` run, one at a time.
     let writeQueue = DispatchQueue(label: "FlatCache.write", qos: .utility)
     /// Where `async` loads read files; several at once.
     let readQueue = DispatchQueue(label: "FlatCache.read", qos: .userInitiated, attributes: .concurrent)
 
-    init(storage: RecordStorage, memoryLimit: Int, writeDelay: Duration) {
+    init(
+        storage: RecordStorage, memoryLimit: Int, writeDelay: Duration, policy: CachePolicy,
+        sweeper: @escaping @Sendable (CacheEngine) -> Void
+    ) {
         self.storage = storage
         self.memoryLimit = memoryLimit
         self.writeDelay = writeDelay
+        self.policy = policy
+        self.sweeper = sweeper
     }
 
     /// Runs `body` holding the engine's lock (never across disk work).
@@ -54,6 +76,8 @@ final class CacheEngine: @unchecked Sendable {
         return try storage.withLock(file) { () throws(FlatCacheError) -> [R]? in
             let read = try storage.loadLocked(file, as: R.self)
             return locked {
+                counts.memoryMisses += 1
+                if read.records == nil { counts.diskMisses += 1 } else { counts.diskHits += 1 }
                 let entry = self.entry(file, rule: rule)
                 let before = entry.cost
                 let records = entry.install(read: read.records, tail: read.tail, bytes: read.bytes)
@@ -86,7 +110,10 @@ final class CacheEngine: @unchecked Sendable {
             guard files[entry.file.path] === entry else { return .none }
             let before = entry.cost
             let found = entry.current(onDisk: stamps)
-            if found != nil { settle(entry, costBefore: before) }
+            if found != nil {
+                counts.memoryHits += 1
+                settle(entry, costBefore: before)
+            }
             return found
         }
     }
@@ -169,7 +196,32 @@ final class CacheEngine: @unchecked Sendable {
                 }
             }
             try file.remove()
+            policy.usage.forget(CollectionOfOne(file.name))
         }
+    }
+
+    /// Removes `file` for a sweep, unless it has changes waiting or its
+    /// stamp is no longer `stamp` (someone wrote it since the sweep looked).
+    /// Blocks. Returns whether it removed the file.
+    func removeIfUnchanged(_ file: RecordFile, stamp: FileStamp) throws(FlatCacheError) -> Bool {
+        try storage.withLock(file) { () throws(FlatCacheError) -> Bool in
+            guard !(locked { files[file.path]?.isDirty ?? false }), try FileSystem.stamp(at: file.path) == stamp else {
+                return false
+            }
+            locked {
+                if let entry = files.removeValue(forKey: file.path) {
+                    totalCost -= entry.cost
+                    entry.abandon(keepingChanges: false, staged: false)
+                }
+            }
+            try file.remove()
+            return true
+        }
+    }
+
+    /// How loads were answered, and what memory holds: its estimated bytes and its files.
+    var statistics: (counts: Counts, bytes: Int, entries: Int) {
+        locked { (counts, totalCost, files.values.filter { !$0.isEvicted }.count) }
     }
 
     // MARK: - Flushing
@@ -188,6 +240,7 @@ final class CacheEngine: @unchecked Sendable {
             }
         }
         if let firstFailure { throw firstFailure }
+        policy.persistUsage()
         return result
     }
 
@@ -225,13 +278,17 @@ final class CacheEngine: @unchecked Sendable {
     /// (which reports them) and are logged now.
     private func flushInBackground() {
         let dirty = locked { files.values.filter(\.isDirty) }
+        var failed = false
         for report in write(dirty, keepingChangesOnFailure: true) {
             if case .failure(let error) = report.outcome {
+                failed = true
                 storage.logger.error(
                     "FlatCache could not write a file; the change stays in memory and flush() will report it",
                     metadata: ["file": "\(report.file.path)", "error": "\(error)"])
             }
         }
+        // The usage times wait for a write that works: they only order sweeps.
+        if !failed { policy.persistUsage() }
     }
 
     /// What a write did to one file.
@@ -281,7 +338,8 @@ final class CacheEngine: @unchecked Sendable {
         _ targets: [any EngineFile], _ steps: Slots<Result<StagedStep, FlatCacheError>>, dropped: Slots<Int>,
         keepingChangesOnFailure: Bool, staged: Bool
     ) -> [WriteReport] {
-        locked {
+        var written = 0
+        let reports = locked {
             var reports = [WriteReport]()
             for (index, target) in targets.enumerated() {
                 let before = target.cost
@@ -290,6 +348,7 @@ final class CacheEngine: @unchecked Sendable {
                 case .success(.write(let staged)):
                     target.finish(tail: staged.tail)
                     outcome = .success(staged.outcome)
+                    written += staged.bytesWritten
                 case .success(.remove), .success(.nothing):
                     target.finish(tail: nil)
                     outcome = .success(nil)
@@ -305,6 +364,8 @@ final class CacheEngine: @unchecked Sendable {
             trim()
             return reports
         }
+        if policy.wrote(bytes: written) { writeQueue.async { [self] in sweeper(self) } }
+        return reports
     }
 
     private func synchronizeStaged(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {

@@ -7,6 +7,7 @@ import Foundation
 /// records                  which record types wrote the folder
 /// channels.lines(.sha256)  group channels
 /// users.lines(.sha256)     users
+/// usage.lines(.sha256)     when each channel was last saved and used (expiry, size sweeps)
 /// messages/<key>.lines(.sha256)  one channel's messages; key = hex SHA256 of the URL's UTF-8
 /// quarantine/              files that failed their check
 /// ```
@@ -23,11 +24,12 @@ struct CacheLayout: Sendable {
         self.root = root
         channelsFile = RecordFile(path: root + "/channels.lines")
         usersFile = RecordFile(path: root + "/users.lines")
+        usageFile = RecordFile(path: root + "/usage.lines")
     }
 
     /// The names FlatCache itself puts at the root, besides the marker.
     var ownNames: Set<String> {
-        let files = [channelsFile, usersFile].map(\.name)
+        let files = [channelsFile, usersFile, usageFile].map(\.name)
         return Set(files + files.map { $0 + ".sha256" } + ["records", "messages", "quarantine"])
     }
 
@@ -42,6 +44,9 @@ struct CacheLayout: Sendable {
 
     /// The users.
     let usersFile: RecordFile
+
+    /// When each channel was last saved and used (see ``ChannelUsage``).
+    let usageFile: RecordFile
 
     /// The folder of per-channel message files.
     var messagesDirectory: String { root + "/messages" }

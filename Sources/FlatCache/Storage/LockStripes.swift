@@ -13,6 +13,8 @@ import Foundation
 /// takes them all, in order, so the two can never deadlock.
 final class LockStripes: Sendable {
     private let locks: [NSLock]
+    /// The folder's sweep lock within this process (see ``withSweepLock(_:)``).
+    private let sweepLock = NSLock()
     /// The file whose bytes are the cross-process locks.
     private let lockFilePath: String
 
@@ -67,6 +69,17 @@ final class LockStripes: Sendable {
     /// Locks `bytes` of the marker through a new descriptor; `nil` when the
     /// marker is gone (the folder was removed from outside: nothing to guard
     /// until a save recreates it and the next open marks it again).
+    /// Runs `body` holding the folder's sweep lock: one size or expiry sweep
+    /// at a time, across every instance and process, so that two never
+    /// remove the same files. The byte after the stripes' in the lock file.
+    func withSweepLock<T>(_ body: () throws(FlatCacheError) -> T) throws(FlatCacheError) -> T {
+        sweepLock.lock()
+        defer { sweepLock.unlock() }
+        let descriptor = try lockAcrossProcesses(bytes: locks.count..<locks.count + 1, shared: false)
+        defer { descriptor.map(FileSystem.closeLock) }
+        return try body()
+    }
+
     private func lockAcrossProcesses(bytes: Range<Int>, shared: Bool) throws(FlatCacheError) -> Int32? {
         guard let descriptor = try FileSystem.openForLocking(lockFilePath, shared: shared) else { return nil }
         do {

@@ -18,6 +18,9 @@ extension RecordFile {
         let kind: Kind
         /// The tail the file has once committed (its stamp is final after ``RecordFile/commit(_:)``).
         var tail: Tail
+        /// How many bytes the write puts in the folder (a replace: the new
+        /// files' sizes; an append: its lines), for the size limit.
+        var bytesWritten = 0
 
         /// What the write did, as a save reports it.
         var outcome: WriteOutcome {
@@ -71,7 +74,8 @@ extension RecordFile {
         // The stamp is taken at commit, when the new file is in place.
         return StagedWrite(
             file: self, kind: .replace(data: data, sidecar: waiting),
-            tail: Tail(stamp: placeholderStamp, sidecarStamp: nil, hasher: hasher, lineCount: records.count))
+            tail: Tail(stamp: placeholderStamp, sidecarStamp: nil, hasher: hasher, lineCount: records.count),
+            bytesWritten: body.count + sidecar.count)
     }
 
     /// Stages an append of `records` after the lines described by `tail`:
@@ -88,7 +92,8 @@ extension RecordFile {
         let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
         return StagedWrite(
             file: self, kind: .append(sidecar: sidecar),
-            tail: Tail(stamp: stamp, sidecarStamp: nil, hasher: hasher, lineCount: tail.lineCount + records.count))
+            tail: Tail(stamp: stamp, sidecarStamp: nil, hasher: hasher, lineCount: tail.lineCount + records.count),
+            bytesWritten: lines.count)
     }
 
     /// Flushes what ``stageReplace(_:)`` or ``stageAppend(_:after:)`` wrote to the disk.

@@ -17,10 +17,11 @@ struct RecordFile: Sendable, Hashable {
     init(path: String) {
         self.path = path
         sidecarPath = path + ".sha256"
+        name = FileSystem.name(of: path)
     }
 
     /// The data file's name, as its sidecar records it.
-    var name: String { FileSystem.name(of: path) }
+    let name: String
 
     /// What a read found.
     enum Contents: Equatable {

@@ -17,10 +17,7 @@ extension MessageStore {
     public func save(_ messages: some Sequence<Message>) async throws(FlatCacheError) {
         try storage.requireWritable()
         var ignored = SaveResult()
-        let changes = try upserts(try byChannel(messages, counting: &ignored))
-        var files = [(RecordFile, Change<Message>)]()
-        for (url, change) in changes { files.append((try layout.messagesFile(forChannel: url), change)) }
-        try await engine.add(files, rule: appendRule)
+        try await engine.add(try upserts(try byChannel(messages, counting: &ignored)), rule: appendRule)
     }
 
     /// The cached messages of a channel, oldest first; `[]` when none are cached.
@@ -36,7 +33,9 @@ extension MessageStore {
     ///
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func loadIfCached(in channelURL: String) async throws(FlatCacheError) -> [Message]? {
-        let records: [Message]? = try await engine.records(try layout.messagesFile(forChannel: channelURL), rule: appendRule)
+        let file = try layout.messagesFile(forChannel: channelURL)
+        guard used(file) else { return nil }
+        let records: [Message]? = try await engine.records(file, rule: appendRule)
         return records.map(newest)
     }
 
@@ -91,8 +90,9 @@ extension MessageStore {
 
     /// A page of a channel's messages (see `page(in:_:)`), for `async` callers.
     func page(in channelURL: String, _ select: @escaping CacheEngine.Selection<Message>) async throws(FlatCacheError) -> [Message] {
-        try await engine.window(
-            try layout.messagesFile(forChannel: channelURL), rule: appendRule, keeping: maxPerChannel, select: select)
+        let file = try layout.messagesFile(forChannel: channelURL)
+        guard used(file) else { return [] }
+        return try await engine.window(file, rule: appendRule, keeping: maxPerChannel, select: select)
     }
 
     /// Makes `messages` the whole cached content of a channel (see
@@ -107,6 +107,7 @@ extension MessageStore {
         let file = try layout.messagesFile(forChannel: channelURL)
         var ignored = SaveResult()
         let change = try replacement(try sent(messages, in: channelURL, counting: &ignored))
+        saved(file)
         try await engine.add([(file, change)], rule: appendRule)
     }
 
@@ -121,7 +122,8 @@ extension MessageStore {
         try storage.requireWritable()
         let file = try layout.messagesFile(forChannel: channelURL)
         var ignored = SaveResult()
-        let change = try changeLog(try sent(updated, in: channelURL, counting: &ignored), deleted: Set(deletedMessageIDs))
+        let change = try changeLog(
+            try sent(updated, in: channelURL, counting: &ignored), deleted: Set(deletedMessageIDs), fresh: saved(file))
         try await engine.add([(file, change)], rule: appendRule)
     }
 

@@ -38,17 +38,25 @@ extension MessageStore {
     /// An upsert per channel. Every message is serialized here, before any
     /// change is made, so a record that cannot be encoded changes nothing;
     /// the bytes are kept for a write that appends them.
-    func upserts(_ channels: [(url: String, messages: [Message])]) throws(FlatCacheError) -> [(String, Change<Message>)] {
-        var changes = [(String, Change<Message>)]()
+    func upserts(_ channels: [(url: String, messages: [Message])]) throws(FlatCacheError) -> [(RecordFile, Change<Message>)] {
+        var changes = [(RecordFile, Change<Message>)]()
         for (url, incoming) in channels {
+            let file = try layout.messagesFile(forChannel: url)
             let ordered = CanonicalOrder.messages(incoming)
             let lines = try storage.serialize(ordered)
             let limit = maxPerChannel
+            if saved(file) {
+                // Expired: the cached messages are gone as far as the app can tell; do not bring them back.
+                changes.append((file, Change(
+                    apply: { _, dropped in Self.retained(Self.upserting(incoming, into: []), limit: limit, dropped: &dropped) },
+                    replacesAll: true)))
+                continue
+            }
             var change = Change<Message>(apply: { cached, dropped in
                 Self.retained(Self.upserting(incoming, into: cached ?? []), limit: limit, dropped: &dropped)
             })
             change.appended = (ordered, lines)
-            changes.append((url, change))
+            changes.append((file, change))
         }
         return changes
     }
@@ -64,13 +72,34 @@ extension MessageStore {
 
     /// Upserts `changed` and removes the messages with ids in `deleted`. A
     /// channel never cached stays never cached when nothing is left.
-    func changeLog(_ changed: [Message], deleted: Set<Int64>) throws(FlatCacheError) -> Change<Message> {
+    func changeLog(_ changed: [Message], deleted: Set<Int64>, fresh: Bool = false) throws(FlatCacheError) -> Change<Message> {
         _ = try storage.serialize(changed)  // before anything changes
         let limit = maxPerChannel
         return Change(apply: { cached, dropped in
-            let merged = Self.upserting(changed, into: cached ?? []).filter { !deleted.contains($0.messageID) }
+            let base = fresh ? nil : cached
+            let merged = Self.upserting(changed, into: base ?? []).filter { !deleted.contains($0.messageID) }
             let kept = Self.retained(merged, limit: limit, dropped: &dropped)
-            return cached == nil && kept.isEmpty ? nil : kept
-        })
+            return base == nil && kept.isEmpty ? nil : kept
+        }, replacesAll: fresh)
+    }
+
+    // MARK: - Policies
+
+    var policy: CachePolicy { engine.policy }
+
+    /// Notes a load of the channel in `file`; `false` when it expired (the load is then a miss).
+    func used(_ file: RecordFile) -> Bool {
+        guard !policy.isExpired(file) else { return false }
+        policy.touch(file, saved: false)
+        return true
+    }
+
+    /// Notes a save of the channel in `file`; `true` when it had expired
+    /// (the save then starts it afresh).
+    @discardableResult
+    func saved(_ file: RecordFile) -> Bool {
+        let expired = policy.isExpired(file)
+        policy.touch(file, saved: true)
+        return expired
     }
 }

@@ -103,7 +103,9 @@ extension MessageStore {
     /// its file (decoding only the messages the search looks at, the first
     /// time the channel is wanted).
     func page(in channelURL: String, _ select: CacheEngine.Selection<Message>) throws(FlatCacheError) -> [Message] {
-        try engine.window(try layout.messagesFile(forChannel: channelURL), rule: appendRule, keeping: maxPerChannel, select: select)
+        let file = try layout.messagesFile(forChannel: channelURL)
+        guard used(file) else { return [] }
+        return try engine.window(file, rule: appendRule, keeping: maxPerChannel, select: select)
     }
 
     /// The newest `limit`.

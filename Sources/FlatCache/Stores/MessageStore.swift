@@ -41,9 +41,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         try storage.requireWritable()  // even a save with nothing to write: the rule is per call
         var result = SaveResult()
         let channels = try byChannel(messages, counting: &result)
-        let changes = try upserts(channels)
-        for (url, change) in changes {
-            let written = try engine.write(change, to: try layout.messagesFile(forChannel: url), rule: appendRule)
+        for (file, change) in try upserts(channels) {
+            let written = try engine.write(change, to: file, rule: appendRule)
             result.count(written.outcome)
             result.recordsDropped += written.dropped
         }
@@ -79,7 +78,9 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// - Returns: The messages, or `nil` when none were ever cached for the channel.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
     public func loadIfCached(in channelURL: String) throws(FlatCacheError) -> [Message]? {
-        let records: [Message]? = try engine.records(try layout.messagesFile(forChannel: channelURL), rule: appendRule)
+        let file = try layout.messagesFile(forChannel: channelURL)
+        guard used(file) else { return nil }
+        let records: [Message]? = try engine.records(file, rule: appendRule)
         return records.map(newest)
     }
 
@@ -98,7 +99,9 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         var result = SaveResult()
         let fresh = try sent(messages, in: channelURL, counting: &result)
         try storage.requireWritable()
-        let written = try engine.write(try replacement(fresh), to: file, rule: appendRule)
+        let change = try replacement(fresh)
+        saved(file)
+        let written = try engine.write(change, to: file, rule: appendRule)
         result.count(written.outcome)
         result.recordsDropped += written.dropped
         return result
@@ -119,8 +122,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         var result = SaveResult()
         let changed = try sent(updated, in: channelURL, counting: &result)
         try storage.requireWritable()
-        let written = try engine.write(
-            try changeLog(changed, deleted: Set(deletedMessageIDs)), to: file, rule: appendRule)
+        let change = try changeLog(changed, deleted: Set(deletedMessageIDs), fresh: saved(file))
+        let written = try engine.write(change, to: file, rule: appendRule)
         result.count(written.outcome)
         result.recordsDropped += written.dropped
         return result
@@ -135,7 +138,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// - Throws: A file-system error.
     public func loadAll() throws(FlatCacheError) -> [Message] {
         var all = [Message]()
-        for file in try layout.messageFiles() {
+        for file in try layout.messageFiles() where !policy.isExpired(file) {
             let records: [Message]? = try engine.records(file, rule: appendRule)
             all += newest(records ?? [])
         }

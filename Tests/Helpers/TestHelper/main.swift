@@ -63,13 +63,13 @@ func holdEveryLock(of folder: URL, for seconds: Double) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold"].contains(arguments[1]))
+guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold", "sweep"].contains(arguments[1]))
     || (arguments.count == 6 && arguments[1] == "flush-churn")
 else {
     fail(
         "usage: flatcache-test-helper upsert <folder> <worker> <count> | churn <folder> <seed> <atomic|synchronized>"
             + " | flush-churn <folder> <seed> <atomic|synchronized> <limit>"
-            + " | read <folder> <channel> | hold <folder> <seconds>", status: 2)
+            + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
 do {
@@ -88,6 +88,21 @@ do {
         } catch {
             print("save failed: \(error)")
         }
+    case "sweep":
+        // Opens with a size limit (which sweeps at open, in the background), sweeps, and prints
+        // how many channels this process evicted in all.
+        guard let limit = Int(arguments[3]) else { fail("bad size limit", status: 2) }
+        let cache = try ChatCache(directory: folder, configuration: Configuration(sizeLimit: limit, sweepTarget: 1))
+        Task.detached {
+            do {
+                try await cache.sweep()
+                print("evicted \(try await cache.statistics().evictions)")
+                exit(0)
+            } catch {
+                fail("sweep: \(error)", status: 1)
+            }
+        }
+        dispatchMain()
     case "hold":
         guard let seconds = Double(arguments[3]) else { fail("bad seconds", status: 2) }
         holdEveryLock(of: folder, for: seconds)

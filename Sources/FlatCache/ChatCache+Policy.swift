@@ -1,0 +1,66 @@
+/// The policies: sweeps for expiry and the size limit, and statistics.
+extension ChatCache {
+    /// Removes expired channels (``Configuration/maxAge``) and, when the
+    /// folder holds more than ``Configuration/sizeLimit``, what was used least
+    /// recently, down to ``Configuration/sweepTarget`` of the limit.
+    ///
+    /// The cache sweeps by itself when it opens and when its writes may have
+    /// crossed the limit; call this to sweep now (say, when the app goes to
+    /// the background). Waits for write-behind saves already under way. One
+    /// sweep runs at a time across every process sharing the folder; a
+    /// channel with changes not yet written, or written by another process
+    /// while the sweep ran, is kept.
+    ///
+    /// ```swift
+    /// let swept = try await cache.sweep()
+    /// print(swept)   // 3 expired, 0 evicted; 1048576 → 900000 bytes
+    /// ```
+    /// - important: Requires disk I/O, on the engine's thread.
+    /// - Returns: What it removed.
+    /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
+    @discardableResult
+    public func sweep() async throws(FlatCacheError) -> SweepResult {
+        try await engine.writing { [engine, layout] () throws(FlatCacheError) in
+            try Sweep(engine: engine, layout: layout).run()
+        }
+    }
+
+    /// What the cache holds on disk and in memory, and how its tiers and
+    /// policies did since it opened.
+    ///
+    /// The on-disk part is the folder as it is now: changes still waiting for
+    /// write-behind are not in it (call ``flush()`` first to count them). It
+    /// lists the folder and counts the lines of every data file, without
+    /// decoding or checking them.
+    ///
+    /// ```swift
+    /// let statistics = try await cache.statistics()
+    /// print(statistics.diskBytes, statistics.memoryHits, statistics.evictions)
+    /// ```
+    /// - important: Requires disk I/O: reads every data file.
+    /// - Returns: The statistics.
+    /// - Throws: A file-system error.
+    public func statistics() async throws(FlatCacheError) -> CacheStatistics {
+        try await engine.reading { [self] () throws(FlatCacheError) in try statisticsNow() }
+    }
+
+    /// ``statistics()`` for a caller that may block (a command-line tool).
+    ///
+    /// - important: Requires disk I/O on the caller's thread: never call it from the main actor.
+    /// - Returns: The statistics.
+    /// - Throws: A file-system error.
+    public func statisticsNow() throws(FlatCacheError) -> CacheStatistics {
+        var statistics = try CacheStatistics.onDisk(layout)
+        let (counts, bytes, entries) = engine.statistics
+        statistics.memoryBytes = bytes
+        statistics.memoryEntries = entries
+        statistics.memoryHits = counts.memoryHits
+        statistics.memoryMisses = counts.memoryMisses
+        statistics.diskHits = counts.diskHits
+        statistics.diskMisses = counts.diskMisses
+        let policy = engine.policy.countsSinceOpen
+        statistics.expirations = policy.expirations
+        statistics.evictions = policy.evictions
+        return statistics
+    }
+}

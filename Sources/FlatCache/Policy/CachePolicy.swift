@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+
+/// The cache's policies as the stores and the engine meet them on every call:
+/// when channels were used (``ChannelUsage``), whether one expired
+/// (``Configuration/maxAge``), and whether the folder may have outgrown
+/// ``Configuration/sizeLimit`` since the last sweep. The sweep itself is
+/// ``Sweep``.
+final class CachePolicy: @unchecked Sendable {
+    /// The most milliseconds since a channel's last save before it expires; `nil`: never.
+    let maxAge: Int64?
+    /// The folder's byte limit; `nil`: none.
+    let sizeLimit: Int?
+    /// What a sweep frees the folder down to, in bytes.
+    let sweepTarget: Int?
+    let clock: CacheClock
+    let usage: ChannelUsage
+    let storage: RecordStorage
+    var logger: Logger { storage.logger }
+
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var counts = Counts()
+    /// The folder's bytes at the last scan plus every byte written since: at
+    /// least what it holds. `nil` until the first scan.
+    private var bytesAtMost: Int?
+    private var usageStamp: FileStamp?
+
+    /// What the policies did since the cache opened.
+    struct Counts: Hashable, Sendable {
+        var expirations = 0
+        var evictions = 0
+    }
+
+    init(configuration: Configuration, storage: RecordStorage, usageFile: RecordFile) {
+        maxAge = configuration.maxAge.map(Self.milliseconds)
+        sizeLimit = configuration.sizeLimit
+        sweepTarget = configuration.sizeLimit.map { Int((Double($0) * configuration.sweepTarget).rounded(.down)) }
+        clock = configuration.clock
+        usage = ChannelUsage(file: usageFile)
+        self.storage = storage
+    }
+
+    /// Whether a sweep has anything to look for.
+    var sweeps: Bool { maxAge != nil || sizeLimit != nil }
+
+    /// Records a load (`saved: false`) or save of the channel whose messages are in `file`.
+    func touch(_ file: RecordFile, saved: Bool) {
+        usage.touch(file.name, at: clock.milliseconds, saved: saved)
+    }
+
+    /// Whether the channel whose messages are in `file` expired: its last
+    /// save, as this process knows it or another wrote it to `usage.lines`,
+    /// is older than ``maxAge``. One look at `usage.lines` (a `stat`) only
+    /// when memory says expired.
+    func isExpired(_ file: RecordFile) -> Bool {
+        guard let maxAge else { return false }
+        let now = clock.milliseconds
+        func expired() -> Bool {
+            guard let saved = usage.times(of: file.name)?.saved, saved != ChannelUsage.Times.unknown else { return false }
+            return now - saved > maxAge
+        }
+        guard expired() else { return false }
+        refreshUsage()
+        return expired()
+    }
+
+    /// Reads `usage.lines` again when another process wrote it since this one last did.
+    func refreshUsage() {
+        guard let stamp = try? FileSystem.stamp(at: usage.file.path),
+            lock.withLock({ usageStamp != stamp })
+        else { return }
+        do {
+            try storage.withLock(usage.file) { () throws(FlatCacheError) in try usage.readLocked(logger: logger) }
+            lock.withLock { usageStamp = stamp }
+        } catch {
+            logger.warning("FlatCache could not read usage.lines", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Reads `usage.lines` when the cache opens.
+    func open() {
+        refreshUsage()
+    }
+
+    /// Writes the times in memory to `usage.lines` when they changed since
+    /// it was last written (see ``ChannelUsage``); a failure is logged and
+    /// the times stay for the next try. `keep` (a sweep's) drops the times of
+    /// removed channels. Blocks.
+    func persistUsage(force: Bool = false, keep: ((String) -> Bool)? = nil) {
+        guard !storage.isReadOnly, force || usage.hasChanges else { return }
+        do {
+            try storage.withLock(usage.file) { () throws(FlatCacheError) in
+                try usage.writeLocked(synchronized: storage.synchronized, logger: logger, keep: keep ?? { _ in true })
+                let stamp = try FileSystem.stamp(at: usage.file.path)
+                lock.withLock { usageStamp = stamp }
+            }
+        } catch {
+            logger.warning("FlatCache could not write usage.lines; it tries again with the next write",
+                           metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Counts `bytes` written; `true` when the folder may now hold more than
+    /// ``sizeLimit`` (a sweep should look).
+    func wrote(bytes: Int) -> Bool {
+        guard let sizeLimit else { return false }
+        return lock.withLock {
+            guard let known = bytesAtMost else { return false }
+            bytesAtMost = known + bytes
+            return known <= sizeLimit && known + bytes > sizeLimit
+        }
+    }
+
+    /// Learns the folder's size from a sweep's scan.
+    func scanned(bytes: Int) {
+        lock.withLock { bytesAtMost = bytes }
+    }
+
+    /// Counts what a sweep removed.
+    func count(expired: Int, evicted: Int) {
+        lock.withLock {
+            counts.expirations += expired
+            counts.evictions += evicted
+        }
+    }
+
+    /// What the policies did since the cache opened.
+    var countsSinceOpen: Counts { lock.withLock { counts } }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
+        return overflow ? .max : whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000).partialValue
+    }
+}

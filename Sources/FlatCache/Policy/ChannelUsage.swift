@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+
+/// When each channel's messages were last saved and last used (loaded or
+/// saved) by the app: what expiry and the size sweep's least-recently-used
+/// order go by.
+///
+/// Kept in memory and updated on every call without touching the disk;
+/// written to the folder's `usage.lines` (with its sidecar, like every data
+/// file) by the next flush, close or sweep, merged with what other
+/// processes wrote there (the later time wins). Channels are named by their
+/// message file's name, so the file holds no channel URL.
+final class ChannelUsage: @unchecked Sendable {
+    /// One channel's times, in milliseconds since 1970 by the cache's clock.
+    struct Times: Hashable, Sendable {
+        /// Its last save (an unchanged one included); ``unknown`` when only loads were seen.
+        var saved: Int64
+        /// Its last save or load.
+        var used: Int64
+
+        /// A save time not known (yet): never expired by it.
+        static let unknown = Int64.min
+
+        /// The later of each time.
+        func merged(with other: Times) -> Times {
+            Times(saved: max(saved, other.saved), used: max(used, other.used))
+        }
+    }
+
+    /// `usage.lines` at the cache root.
+    let file: RecordFile
+
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var times = [String: Times]()
+    private var changed = false
+
+    init(file: RecordFile) {
+        self.file = file
+    }
+
+    /// Records a load (`saved: false`) or a save of the channel whose message file is `name`.
+    func touch(_ name: String, at now: Int64, saved: Bool) {
+        lock.withLock {
+            var entry = times[name] ?? Times(saved: saved ? now : Times.unknown, used: now)
+            entry.used = max(entry.used, now)
+            if saved { entry.saved = max(entry.saved, now) }
+            times[name] = entry
+            changed = true
+        }
+    }
+
+    /// The times of the channel whose message file is `name`, when known.
+    func times(of name: String) -> Times? {
+        lock.withLock { times[name] }
+    }
+
+    /// Every channel's times known in memory.
+    var all: [String: Times] { lock.withLock { times } }
+
+    /// Whether memory holds times not yet written to `usage.lines`.
+    var hasChanges: Bool { lock.withLock { changed } }
+
+    /// Learns `found` (read from the file, or a message file's modification
+    /// time), keeping the later time of each.
+    func merge(_ found: [String: Times]) {
+        lock.withLock {
+            for (name, entry) in found { times[name] = times[name].map { $0.merged(with: entry) } ?? entry }
+        }
+    }
+
+    /// Forgets channels whose files were removed.
+    func forget(_ names: some Sequence<String>) {
+        lock.withLock {
+            for name in names where times.removeValue(forKey: name) != nil { changed = true }
+        }
+    }
+
+    // MARK: - The file
+
+    /// Reads `usage.lines` into memory (the later time of each wins); a
+    /// missing or damaged file adds nothing. Call holding its lock.
+    func readLocked(logger: Logger) throws(FlatCacheError) {
+        merge(try Self.read(file, logger: logger))
+    }
+
+    /// Writes the times in memory, merged with those in the file, to
+    /// `usage.lines`, keeping only channels `keep` accepts. Call holding its lock.
+    func writeLocked(synchronized: Bool, logger: Logger, keep: (String) -> Bool = { _ in true }) throws(FlatCacheError) {
+        merge(try Self.read(file, logger: logger))
+        let snapshot = lock.withLock { () -> [String: Times] in
+            changed = false
+            return times
+        }
+        let kept = snapshot.filter { keep($0.key) }
+        do {
+            _ = try file.write(Self.encode(kept), synchronized: synchronized)
+        } catch {
+            lock.withLock { changed = true }
+            throw error
+        }
+    }
+
+    /// The times in `file`; empty when it is missing or damaged (reported to `logger`).
+    static func read(_ file: RecordFile, logger: Logger) throws(FlatCacheError) -> [String: Times] {
+        switch try file.read(finishing: false) {
+        case .missing:
+            return [:]
+        case .corrupt(let problem):
+            damaged(problem.description, logger)
+            return [:]
+        case .records(let lines):
+            var found = [String: Times]()
+            for line in lines {
+                guard let (name, entry) = decode(line) else {
+                    damaged("a line of \(line.count) bytes is not a usage record", logger)
+                    return [:]
+                }
+                found[name] = entry
+            }
+            return found
+        }
+    }
+
+    /// Reports a damaged `usage.lines`: the times in it are lost (channels
+    /// then count as used when their files were last written), nothing else.
+    private static func damaged(_ problem: String, _ logger: Logger) {
+        logger.warning("FlatCache found usage.lines damaged; it starts afresh", metadata: ["problem": "\(problem)"])
+    }
+
+    /// The records of `times`, in the order of their message files' names.
+    static func encode(_ times: [String: Times]) -> [Data] {
+        times.keys.sorted().compactMap { name in
+            guard name.hasSuffix(".lines"), let key = SHA256Digest(hex: Array(name.utf8.dropLast(6))),
+                let entry = times[name]
+            else { return nil }
+            var writer = BinaryWriter(capacity: recordSize)
+            writer.write(recordVersion)
+            for byte in key.bytes { writer.write(byte) }
+            writer.write(entry.saved)
+            writer.write(entry.used)
+            return writer.data
+        }
+    }
+
+    /// A record's message file name and times, or `nil` when it is not one.
+    static func decode(_ record: Data) -> (String, Times)? {
+        try? BinaryReader.read(record) { (reader: inout BinaryReader) throws(RecordDecodingError) -> (String, Times) in
+            try reader.readVersion(recordVersion, of: "usage record")
+            var key = [UInt8]()
+            key.reserveCapacity(SHA256Digest.byteCount)
+            for _ in 0..<SHA256Digest.byteCount { key.append(try reader.readByte()) }
+            let saved = try reader.readInt64()
+            let used = try reader.readInt64()
+            return (SHA256Digest(bytes: key).hex + ".lines", Times(saved: saved, used: used))
+        }
+    }
+
+    /// A record: its version, the message file's key (32 bytes), the two times.
+    static let recordSize = 1 + SHA256Digest.byteCount + 8 + 8
+    static let recordVersion: UInt8 = 1
+}
