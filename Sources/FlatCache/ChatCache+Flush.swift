@@ -23,12 +23,16 @@ extension ChatCache {
         try await engine.flush()
     }
 
-    /// Flushes (see ``flush()``): what an app calls when it is done with the
-    /// cache or about to be suspended. The cache stays usable.
+    /// Flushes (see ``flush()``) and writes when each channel was last saved
+    /// and used (`usage.lines`, which flushes write at most every 5 seconds):
+    /// what an app calls when it is done with the cache or about to be
+    /// suspended. The cache stays usable.
     ///
     /// - Throws: As ``flush()``.
     public func close() async throws(FlatCacheError) {
-        _ = try await engine.flush()
+        _ = try await BlockingWork.run(on: engine.writeQueue) { [engine] () throws(FlatCacheError) in
+            try engine.closeNow()
+        }
     }
 
     /// Removes every cached channel, message and user, and changes not yet

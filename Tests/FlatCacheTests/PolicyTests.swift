@@ -91,7 +91,7 @@ final class TestClock: @unchecked Sendable {
     @Test func expiryHoldsAcrossInstancesThroughUsageLines() async throws {
         let writer = try ChatCache(directory: folder.url, configuration: configuration(maxAge: .seconds(Self.day)))
         try await writer.messages.replace(Fixtures.messages(3), in: Fixtures.channelURL)
-        try await writer.flush()
+        try await writer.close()
         #expect(FileManager.default.fileExists(atPath: folder.appending("usage.lines").path))
 
         clock.advance(seconds: Self.day + 1)
@@ -110,7 +110,7 @@ final class TestClock: @unchecked Sendable {
         try await cache.messages.replace(Fixtures.messages(2, in: "a"), in: "a")
         clock.advance(seconds: 1.5)
         _ = try await cache.messages.load(in: "a")
-        try await cache.flush()
+        try await cache.close()
         let lines = try String(contentsOf: folder.appending("usage.lines"), encoding: .utf8)
         let key = try #require(CacheFolderSummary.messagesFilePath(forChannel: "a").split(separator: "/").last?.dropLast(6))
         // Version 1, the key's 32 bytes, saved and used in milliseconds, little-endian.
@@ -123,6 +123,23 @@ final class TestClock: @unchecked Sendable {
         #expect(sidecar == SHA256Digest(of: Data(lines.utf8)).hex + "  usage.lines\n")
     }
 
+    @Test func flushesWriteUsageLinesAtMostEveryFewSecondsAndCloseAlways() async throws {
+        let cache = try ChatCache(directory: folder.url, configuration: configuration())
+        let usage = folder.appending("usage.lines").path
+        try await cache.messages.replace(Fixtures.messages(2, in: "a"), in: "a")
+        let first = try #require(try FileSystem.stamp(at: usage))
+        // Saves in quick succession: each replaces its message file, not usage.lines too.
+        for round in 0..<3 {
+            clock.advance(seconds: 1)
+            try await cache.messages.save([Fixtures.message(Int64(10 + round), at: Int64(10_000 + round), in: "a")])
+            try await cache.flush()
+        }
+        #expect(try FileSystem.stamp(at: usage) == first)
+        try await cache.close()
+        let times = try ChannelUsage.read(cache.layout.usageFile, logger: LogRecorder().logger)
+        #expect(times.values.map(\.saved) == [1_750_000_003_000])
+    }
+
     @Test func aDamagedUsageFileIsLoggedAndStartedAfresh() async throws {
         try await populate()
         try Data("not base64\n".utf8).write(to: folder.appending("usage.lines"))
@@ -132,7 +149,7 @@ final class TestClock: @unchecked Sendable {
         let cache = try ChatCache(directory: folder.url, configuration: configuration)
         #expect(try await cache.messages.load(in: Self.url(0)).count == 20)
         #expect(recorder.entries.contains { $0.message.contains("usage.lines damaged") })
-        try await cache.flush()
+        try await cache.close()
         #expect(try ChannelUsage.read(cache.layout.usageFile, logger: recorder.logger).count == 1)
     }
 

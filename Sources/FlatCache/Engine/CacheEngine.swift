@@ -240,6 +240,13 @@ final class CacheEngine: @unchecked Sendable {
             }
         }
         if let firstFailure { throw firstFailure }
+        policy.persistUsageIfDue()
+        return result
+    }
+
+    /// ``flushNow()``, then the usage times whatever their age: what closing does.
+    func closeNow() throws(FlatCacheError) -> SaveResult {
+        let result = try flushNow()
         policy.persistUsage()
         return result
     }
@@ -288,7 +295,7 @@ final class CacheEngine: @unchecked Sendable {
             }
         }
         // The usage times wait for a write that works: they only order sweeps.
-        if !failed { policy.persistUsage() }
+        if !failed { policy.persistUsageIfDue() }
     }
 
     /// What a write did to one file.
@@ -339,6 +346,7 @@ final class CacheEngine: @unchecked Sendable {
         keepingChangesOnFailure: Bool, staged: Bool
     ) -> [WriteReport] {
         var written = 0
+        var stamps = [(name: String, stamp: FileStamp)]()
         let reports = locked {
             var reports = [WriteReport]()
             for (index, target) in targets.enumerated() {
@@ -349,6 +357,7 @@ final class CacheEngine: @unchecked Sendable {
                     target.finish(tail: staged.tail)
                     outcome = .success(staged.outcome)
                     written += staged.bytesWritten
+                    if staged.bytesWritten > 0 { stamps.append((staged.file.name, staged.tail.stamp)) }
                 case .success(.remove), .success(.nothing):
                     target.finish(tail: nil)
                     outcome = .success(nil)
@@ -364,6 +373,7 @@ final class CacheEngine: @unchecked Sendable {
             trim()
             return reports
         }
+        if !stamps.isEmpty { policy.usage.wrote(stamps) }
         if policy.wrote(bytes: written) { writeQueue.async { [self] in sweeper(self) } }
         return reports
     }

@@ -25,6 +25,13 @@ final class CachePolicy: @unchecked Sendable {
     /// least what it holds. `nil` until the first scan.
     private var bytesAtMost: Int?
     private var usageStamp: FileStamp?
+    /// When this process last wrote `usage.lines`.
+    private var lastUsageWrite: ContinuousClock.Instant?
+
+    /// The least time between two writes of `usage.lines` by flushes: its
+    /// times only order sweeps, and a file written since counts as used now
+    /// (see ``Sweep``), so they need not land with every save.
+    static let usageWriteInterval = Duration.seconds(5)
 
     /// What the policies did since the cache opened.
     struct Counts: Hashable, Sendable {
@@ -93,12 +100,23 @@ final class CachePolicy: @unchecked Sendable {
             try storage.withLock(usage.file) { () throws(FlatCacheError) in
                 try usage.writeLocked(synchronized: storage.synchronized, logger: logger, keep: keep ?? { _ in true })
                 let stamp = try FileSystem.stamp(at: usage.file.path)
-                lock.withLock { usageStamp = stamp }
+                lock.withLock {
+                    usageStamp = stamp
+                    lastUsageWrite = .now
+                }
             }
         } catch {
             logger.warning("FlatCache could not write usage.lines; it tries again with the next write",
                            metadata: ["error": "\(error)"])
         }
+    }
+
+    /// ``persistUsage(force:keep:)`` for a flush: at most once per
+    /// ``usageWriteInterval``, so that saves in quick succession replace one
+    /// file each, not two.
+    func persistUsageIfDue() {
+        let due = lock.withLock { lastUsageWrite.map { $0.duration(to: .now) >= Self.usageWriteInterval } ?? true }
+        if due { persistUsage() }
     }
 
     /// Counts `bytes` written; `true` when the folder may now hold more than

@@ -7,7 +7,8 @@ import Logging
 ///
 /// Kept in memory and updated on every call without touching the disk;
 /// written to the folder's `usage.lines` (with its sidecar, like every data
-/// file) by the next flush, close or sweep, merged with what other
+/// file) by a flush (at most every ``CachePolicy/usageWriteInterval``),
+/// `close()` or a sweep, merged with what other
 /// processes wrote there (the later time wins). Channels are named by their
 /// message file's name, so the file holds no channel URL.
 final class ChannelUsage: @unchecked Sendable {
@@ -34,6 +35,8 @@ final class ChannelUsage: @unchecked Sendable {
     // Guarded by `lock`.
     private var times = [String: Times]()
     private var changed = false
+    private var filesWritten = false
+    private var ownWrites = [String: FileStamp]()
 
     init(file: RecordFile) {
         self.file = file
@@ -58,8 +61,25 @@ final class ChannelUsage: @unchecked Sendable {
     /// Every channel's times known in memory.
     var all: [String: Times] { lock.withLock { times } }
 
-    /// Whether memory holds times not yet written to `usage.lines`.
-    var hasChanges: Bool { lock.withLock { changed } }
+    /// Whether memory holds times not yet written to `usage.lines`, or a
+    /// data file was written since it was.
+    var hasChanges: Bool { lock.withLock { changed || filesWritten } }
+
+    /// Notes that this process wrote data files, with their stamps once
+    /// written: `usage.lines` is to be written after them, and until it is,
+    /// a sweep knows them from another process's (see ``ownWrite(_:)``).
+    func wrote(_ stamps: [(name: String, stamp: FileStamp)]) {
+        lock.withLock {
+            filesWritten = true
+            for (name, stamp) in stamps { ownWrites[name] = stamp }
+        }
+    }
+
+    /// The stamp this process's last write of the file `name` left, when it
+    /// wrote it after it last wrote `usage.lines`.
+    func ownWrite(_ name: String) -> FileStamp? {
+        lock.withLock { ownWrites[name] }
+    }
 
     /// Learns `found` (read from the file, or a message file's modification
     /// time), keeping the later time of each.
@@ -90,13 +110,18 @@ final class ChannelUsage: @unchecked Sendable {
         merge(try Self.read(file, logger: logger))
         let snapshot = lock.withLock { () -> [String: Times] in
             changed = false
+            filesWritten = false
+            ownWrites = [:]
             return times
         }
         let kept = snapshot.filter { keep($0.key) }
         do {
-            _ = try file.write(Self.encode(kept), synchronized: synchronized)
+            // Written now, even unchanged: a sweep counts message files written after it as just used.
+            if try file.write(Self.encode(kept), synchronized: synchronized) == .unchanged {
+                try FileSystem.markModified(at: file.path)
+            }
         } catch {
-            lock.withLock { changed = true }
+            lock.withLock { (changed, filesWritten) = (true, true) }
             throw error
         }
     }

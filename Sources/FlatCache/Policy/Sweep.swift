@@ -95,7 +95,7 @@ struct Sweep {
 
         if let maxAge = policy.maxAge {
             for message in scan.messageFiles {
-                let saved = savedTime(message, times[message.file.name])
+                let saved = savedTime(message, times[message.file.name], usageStamp: scan.usageStamp, now: now)
                 if now - saved > maxAge, try remove(message) { result.expiredChannels += 1 }
             }
         }
@@ -139,10 +139,21 @@ struct Sweep {
         return try engine.removeIfUnchanged(file, stamp: stamp)
     }
 
-    /// When `message` was last saved: as recorded, else its file's modification time.
-    private func savedTime(_ message: FolderScan.MessageFile, _ times: ChannelUsage.Times?) -> Int64 {
+    /// When `message` was last saved: as recorded, else its file's
+    /// modification time; now when the file was written after `usage.lines`.
+    private func savedTime(
+        _ message: FolderScan.MessageFile, _ times: ChannelUsage.Times?, usageStamp: FileStamp?, now: Int64
+    ) -> Int64 {
+        if writtenSince(usageStamp, message) { return now }
         guard let saved = times?.saved, saved != ChannelUsage.Times.unknown else { return message.stamp.modified.milliseconds }
         return saved
+    }
+
+    /// Whether `message` was written after `usage.lines` by another writer,
+    /// which may not have written its times yet (this process's times are in memory).
+    private func writtenSince(_ usageStamp: FileStamp?, _ message: FolderScan.MessageFile) -> Bool {
+        guard let usageStamp, message.stamp.modified.milliseconds > usageStamp.modified.milliseconds else { return false }
+        return policy.usage.ownWrite(message.file.name) != message.stamp
     }
 
     /// When `message` was last used. A file written after `usage.lines` was
@@ -151,7 +162,7 @@ struct Sweep {
     private func lastUse(
         _ message: FolderScan.MessageFile, _ times: ChannelUsage.Times?, usageStamp: FileStamp?, now: Int64
     ) -> Int64 {
-        if let usageStamp, message.stamp.modified.milliseconds > usageStamp.modified.milliseconds { return now }
+        if writtenSince(usageStamp, message) { return now }
         return times?.used ?? message.stamp.modified.milliseconds
     }
 }

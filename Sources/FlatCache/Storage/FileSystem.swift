@@ -204,6 +204,12 @@ enum FileSystem {
         guard unlink(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
     }
 
+    /// Sets the modification time of the file at `path` to now, as a write would.
+    static func markModified(at path: String) throws(FlatCacheError) {
+        if let code = FaultInjection.failure(.write, path) { throw failure(.write, path, code) }
+        guard utimensat(AT_FDCWD, path, nil, 0) == 0 else { throw failure(.write, path, errno) }
+    }
+
     /// Removes what stands at `path`: a file or link, or a folder and
     /// everything in it (never a link's target); a missing one is fine.
     static func removeItem(at path: String) throws(FlatCacheError) {
