@@ -31,6 +31,10 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     public let channels: ChannelStore<Channel>
     /// The users.
     public let users: UserStore<User>
+    /// What seeding from ``Configuration/preloadedBundle`` did when the cache
+    /// opened; `nil` without a bundle, or when the cache is read-only (it
+    /// seeds nothing).
+    public let preload: PreloadResult?
 
     let layout: CacheLayout
     let engine: CacheEngine
@@ -90,8 +94,13 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         messages = MessageStore(engine: engine, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
         channels = ChannelStore(engine: engine, layout: layout)
         users = UserStore(engine: engine, layout: layout)
-        try checkRecordTypes()
+        try Self.checkRecordTypes(layout, storage: storage, engine: engine, configuration: configuration, directory: directory)
         policy.open()
+        if let bundle = configuration.preloadedBundle, writable {
+            preload = try Preload(bundle: bundle, layout: layout, storage: storage).run(Message.self, Channel.self, User.self)
+        } else {
+            preload = nil
+        }
         // The size limit and expiry are checked at open, away from the caller.
         if policy.sweeps && !isReadOnly {
             engine.writeQueue.async { Sweep(engine: engine, layout: layout).runInBackground() }
@@ -104,9 +113,11 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     /// Makes sure the folder holds ``recordTypes``: records them in a folder
     /// that names none yet, and refuses (or, when configured, erases) a folder
     /// written with others, before any of its records is read.
-    private func checkRecordTypes() throws(FlatCacheError) {
+    private static func checkRecordTypes(
+        _ layout: CacheLayout, storage: RecordStorage, engine: CacheEngine, configuration: Configuration, directory: URL
+    ) throws(FlatCacheError) {
         let requested = Self.recordTypes
-        if isReadOnly {
+        if storage.isReadOnly {
             if let cached = try RecordTypesFile.read(layout), cached != requested {
                 throw .recordTypeMismatch(directory: directory, cached: cached, requested: requested)
             }
@@ -123,7 +134,7 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
                 configuration.logger.notice(
                     "FlatCache erased a cache written with other record types (eraseOnRecordTypeChange)",
                     metadata: ["directory": "\(layout.root)", "cached": "\(cached)", "requested": "\(requested)"])
-                try removeData()
+                try removeData(layout, engine: engine)
             case nil:
                 break
             }
@@ -147,9 +158,14 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
 
     /// Removes the data files and the quarantine; call with every lock held.
     func removeData() throws(FlatCacheError) {
+        try Self.removeData(layout, engine: engine)
+    }
+
+    private static func removeData(_ layout: CacheLayout, engine: CacheEngine) throws(FlatCacheError) {
         try layout.channelsFile.remove()
         try layout.usersFile.remove()
         try layout.usageFile.remove()
+        try FileSystem.removeFile(at: layout.preloadedPath)
         engine.policy.usage.forget(engine.policy.usage.all.keys)
         try FileSystem.removeItem(at: layout.messagesDirectory)
         try FileSystem.removeItem(at: layout.quarantine.directory)

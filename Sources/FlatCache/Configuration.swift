@@ -1,3 +1,4 @@
+public import Foundation
 public import Logging
 
 /// How a cache keeps its files: retention, durability and where problems are logged.
@@ -89,6 +90,25 @@ public struct Configuration: Sendable {
     /// system clock by default.
     public var clock: CacheClock
 
+    /// A read-only cache folder shipped with the app (say, in its bundle),
+    /// built by `flatcache import`, that seeds what the cache lacks when it
+    /// opens; `nil` (the default) for none.
+    ///
+    /// Each of the bundle's channels, its channel list and its users that
+    /// the cache has no file for is copied in, after it passes the checks of
+    /// a load (sidecar, Base64, every record decodes): so the very first,
+    /// offline launch shows the shipped data. A damaged bundle file is
+    /// skipped, logged and passed to ``onDamagedFile``, never copied; a file
+    /// the cache already has is never replaced by the bundle's copy; the
+    /// bundle is never written. The folder then remembers this bundle (by its
+    /// folders' stamps), so later launches check nothing and copy nothing:
+    /// data the cache dropped since (evicted, expired) does not come back
+    /// until a new bundle (an app update) or after
+    /// ``ChatCache/removeAll()``. ``ChatCache/preload`` tells what was
+    /// done. A read-only cache seeds nothing. Opening throws when the bundle
+    /// is not a FlatCache folder of this format, or holds other record types.
+    public var preloadedBundle: URL?
+
     /// Where FlatCache reports files it found corrupt and moved aside.
     ///
     /// The default logs with the label `FlatCache` through whatever backend
@@ -144,6 +164,7 @@ public struct Configuration: Sendable {
     ///   - sizeLimit: See ``sizeLimit``.
     ///   - sweepTarget: See ``sweepTarget``.
     ///   - clock: See ``clock``.
+    ///   - preloadedBundle: See ``preloadedBundle``.
     public init(
         maxMessagesPerChannel: Int = Configuration.defaultMaxMessagesPerChannel,
         durability: Durability = .atomic,
@@ -156,7 +177,8 @@ public struct Configuration: Sendable {
         maxAge: Duration? = nil,
         sizeLimit: Int? = Configuration.defaultSizeLimit,
         sweepTarget: Double = Configuration.defaultSweepTarget,
-        clock: CacheClock = .system
+        clock: CacheClock = .system,
+        preloadedBundle: URL? = nil
     ) {
         self.maxMessagesPerChannel = maxMessagesPerChannel
         self.durability = durability
@@ -170,6 +192,7 @@ public struct Configuration: Sendable {
         self.sizeLimit = sizeLimit
         self.sweepTarget = sweepTarget
         self.clock = clock
+        self.preloadedBundle = preloadedBundle
     }
 
     /// Throws ``FlatCacheError/invalidConfiguration(reason:)`` for a value out of range.

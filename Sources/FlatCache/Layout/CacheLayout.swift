@@ -8,6 +8,7 @@ import Foundation
 /// channels.lines(.sha256)  group channels
 /// users.lines(.sha256)     users
 /// usage.lines(.sha256)     when each channel was last saved and used (expiry, size sweeps)
+/// preloaded                which preloaded bundle the folder was seeded from
 /// messages/<key>.lines(.sha256)  one channel's messages; key = hex SHA256 of the URL's UTF-8
 /// quarantine/              files that failed their check
 /// ```
@@ -30,11 +31,14 @@ struct CacheLayout: Sendable {
     /// The names FlatCache itself puts at the root, besides the marker.
     var ownNames: Set<String> {
         let files = [channelsFile, usersFile, usageFile].map(\.name)
-        return Set(files + files.map { $0 + ".sha256" } + ["records", "messages", "quarantine"])
+        return Set(files + files.map { $0 + ".sha256" } + ["records", "preloaded", "messages", "quarantine"])
     }
 
     /// The format marker file.
     var formatMarkerPath: String { root + "/format" }
+
+    /// The file naming the preloaded bundle the folder was seeded from (see ``Preload``).
+    var preloadedPath: String { root + "/preloaded" }
 
     /// The file naming the record types that wrote the folder.
     var recordTypesPath: String { root + "/records" }

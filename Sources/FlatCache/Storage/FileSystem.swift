@@ -51,6 +51,19 @@ enum FileSystem {
         return info.st_mode & S_IFMT == S_IFREG ? FileStamp(info) : nil
     }
 
+    /// The stamp of the folder at `path` (followed through links); `nil` when
+    /// no folder is there. Its modification time moves whenever a name in it
+    /// is added, removed or renamed over.
+    static func folderStamp(at path: String) throws(FlatCacheError) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw failure(.read, path, code)
+        }
+        return info.st_mode & S_IFMT == S_IFDIR ? FileStamp(info) : nil
+    }
+
     /// When the file at `path` was last modified, in milliseconds since 1970;
     /// `nil` when there is none. A final symbolic link is not followed.
     static func modificationTime(at path: String) throws(FlatCacheError) -> Int64? {
