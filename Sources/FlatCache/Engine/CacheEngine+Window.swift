@@ -21,8 +21,21 @@ extension CacheEngine {
     ///
     /// Blocks: call it from ``readQueue`` (or a thread that may block).
     func window<R: CacheRecord>(
-        _ file: RecordFile, rule: AppendRule<R>?, keeping keep: Int, select: Selection<R>
+        _ file: RecordFile, rule: AppendRule<R>?, keeping keep: Int, tier: CacheTier = .memoryAndDisk, select: Selection<R>
     ) throws(FlatCacheError) -> [R] {
+        switch tier {
+        case .memory:
+            return Self.window(try memoryOnlyRecords(file) ?? [], keeping: keep, select)
+        case .disk:
+            try writeWaitingChanges(file)
+            let part = try storage.withLock(file) { () throws(FlatCacheError) in
+                try partialRead(file, keep, select, ignoringMemoryOnly: true)
+            }
+            if let part { return part }
+            return Self.window(try diskRecords(file, as: R.self) ?? [], keeping: keep, select)
+        case .memoryAndDisk:
+            break
+        }
         if case .some(let hit) = try memoryHit(file, as: R.self) { return Self.window(hit ?? [], keeping: keep, select) }
         // Remembered from now on, so that the next call reads the whole file and keeps it.
         if isFirstTouch(file, rule: rule), let found = try storage.withLock(file, { () throws(FlatCacheError) in try partialRead(file, keep, select) }) {
@@ -34,11 +47,15 @@ extension CacheEngine {
     /// ``window(_:rule:keeping:select:)`` for `async` callers: a memory hit on the
     /// caller's thread, a read on ``readQueue``.
     func window<R: CacheRecord>(
-        _ file: RecordFile, rule: AppendRule<R>?, keeping keep: Int, select: @escaping Selection<R>
+        _ file: RecordFile, rule: AppendRule<R>?, keeping keep: Int, tier: CacheTier = .memoryAndDisk,
+        select: @escaping Selection<R>
     ) async throws(FlatCacheError) -> [R] {
-        if case .some(let hit) = try memoryHit(file, as: R.self) { return Self.window(hit ?? [], keeping: keep, select) }
+        if tier == .memory { return Self.window(try memoryOnlyRecords(file) ?? [], keeping: keep, select) }
+        if tier == .memoryAndDisk, case .some(let hit) = try memoryHit(file, as: R.self) {
+            return Self.window(hit ?? [], keeping: keep, select)
+        }
         return try await BlockingWork.run(on: readQueue) { () throws(FlatCacheError) in
-            try self.window(file, rule: rule, keeping: keep, select: select)
+            try self.window(file, rule: rule, keeping: keep, tier: tier, select: select)
         }
     }
 
@@ -54,8 +71,10 @@ extension CacheEngine {
     /// when that cannot answer (a damaged file, a record that does not
     /// decode, changes waiting in memory): the caller then reads the whole
     /// file as a load does. File lock held.
-    private func partialRead<R: CacheRecord>(_ file: RecordFile, _ keep: Int, _ select: Selection<R>) throws(FlatCacheError) -> [R]? {
-        guard !hasChangesWaiting(file) else { return nil }
+    private func partialRead<R: CacheRecord>(
+        _ file: RecordFile, _ keep: Int, _ select: Selection<R>, ignoringMemoryOnly: Bool = false
+    ) throws(FlatCacheError) -> [R]? {
+        guard !hasChangesWaiting(file, ignoringMemoryOnly: ignoringMemoryOnly) else { return nil }
         let (found, _) = try file.verify(finishing: !storage.isReadOnly)
         switch found {
         case .missing: return []

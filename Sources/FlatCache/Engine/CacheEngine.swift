@@ -71,7 +71,14 @@ final class CacheEngine: @unchecked Sendable {
     /// holds them and the file is unchanged on disk, else read (and kept).
     ///
     /// Blocks: call it from ``readQueue`` (or a thread that may block).
-    func records<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>? = nil) throws(FlatCacheError) -> [R]? {
+    func records<R: CacheRecord>(
+        _ file: RecordFile, rule: AppendRule<R>? = nil, tier: CacheTier = .memoryAndDisk
+    ) throws(FlatCacheError) -> [R]? {
+        switch tier {
+        case .memory: return try memoryOnlyRecords(file)
+        case .disk: return try diskRecords(file, as: R.self)
+        case .memoryAndDisk: break
+        }
         if case .some(let hit) = try memoryHit(file, as: R.self) { return hit }
         return try storage.withLock(file) { () throws(FlatCacheError) -> [R]? in
             let read = try storage.loadLocked(file, as: R.self)
@@ -84,6 +91,41 @@ final class CacheEngine: @unchecked Sendable {
                 settle(entry, costBefore: before)
                 return records
             }
+        }
+    }
+
+    /// ``CacheTier/memory``: the records of `file` from memory, or `nil`; never a read.
+    func memoryOnlyRecords<R: CacheRecord>(_ file: RecordFile) throws(FlatCacheError) -> [R]? {
+        if case .some(let hit) = try memoryHit(file, as: R.self) { return hit }
+        locked { counts.memoryMisses += 1 }
+        return nil
+    }
+
+    /// ``CacheTier/disk``: the records in `file` as read now, after its
+    /// changes waiting for write-behind are written; nothing kept in memory.
+    /// Blocks.
+    func diskRecords<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]? {
+        try writeWaitingChanges(file)
+        return try storage.withLock(file) { () throws(FlatCacheError) -> [R]? in
+            let read = try storage.loadLocked(file, as: R.self)
+            locked { if read.records == nil { counts.diskMisses += 1 } else { counts.diskHits += 1 } }
+            return read.records
+        }
+    }
+
+    /// Writes the changes waiting for `file` now, as a flush would. Blocks.
+    func writeWaitingChanges(_ file: RecordFile) throws(FlatCacheError) {
+        guard let entry = locked({ files[file.path] }), locked({ entry.isDirty }) else { return }
+        for report in write([entry], keepingChangesOnFailure: false) { _ = try report.outcome.get() }
+    }
+
+    /// Drops `file` from memory after a ``CacheTier/disk`` write, unless changes wait for it.
+    func forgetWritten(_ file: RecordFile) {
+        locked {
+            guard let entry = files[file.path], !entry.isDirty else { return }
+            totalCost -= entry.cost
+            entry.forget()
+            files[file.path] = nil
         }
     }
 
@@ -121,10 +163,13 @@ final class CacheEngine: @unchecked Sendable {
     /// ``records(_:rule:)`` for `async` callers: a memory hit is answered
     /// on the caller's thread (two `stat`s, no read, no file lock); a miss is
     /// read on ``readQueue``, never on a cooperative-pool thread.
-    func records<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>? = nil) async throws(FlatCacheError) -> [R]? {
-        if case .some(let hit) = try memoryHit(file, as: R.self) { return hit }
+    func records<R: CacheRecord>(
+        _ file: RecordFile, rule: AppendRule<R>? = nil, tier: CacheTier = .memoryAndDisk
+    ) async throws(FlatCacheError) -> [R]? {
+        if tier == .memory { return try memoryOnlyRecords(file) }
+        if tier == .memoryAndDisk, case .some(let hit) = try memoryHit(file, as: R.self) { return hit }
         return try await BlockingWork.run(on: readQueue) { () throws(FlatCacheError) in
-            try self.records(file, rule: rule)
+            try self.records(file, rule: rule, tier: tier)
         }
     }
 
@@ -143,9 +188,30 @@ final class CacheEngine: @unchecked Sendable {
     /// Adds `changes` in memory for an `async` save: returns at once, the
     /// files are written within ``writeDelay``; with a delay of zero, written
     /// before it returns.
-    func add<R: CacheRecord>(_ changes: [(RecordFile, Change<R>)], rule: AppendRule<R>? = nil) async throws(FlatCacheError) {
-        for (file, change) in changes { add(change, to: file, rule: rule) }
-        if writeDelay == .zero { _ = try await flush() }
+    func add<R: CacheRecord>(
+        _ changes: [(RecordFile, Change<R>)], rule: AppendRule<R>? = nil, tier: CacheTier = .memoryAndDisk
+    ) async throws(FlatCacheError) {
+        switch tier {
+        case .memory:
+            for (file, change) in changes { addMemoryOnly(change, to: file, rule: rule) }
+        case .disk:
+            try await writing { () throws(FlatCacheError) in
+                for (file, change) in changes { _ = try self.write(change, to: file, rule: rule, tier: .disk) }
+            }
+        case .memoryAndDisk:
+            for (file, change) in changes { add(change, to: file, rule: rule) }
+            if writeDelay == .zero { _ = try await flush() }
+        }
+    }
+
+    /// Adds `change` to `file` for memory only (``CacheTier/memory``): never written.
+    func addMemoryOnly<R: CacheRecord>(_ change: Change<R>, to file: RecordFile, rule: AppendRule<R>? = nil) {
+        locked {
+            let entry = self.entry(file, rule: rule)
+            let before = entry.cost
+            entry.addMemoryOnly(change)
+            settle(entry, costBefore: before)
+        }
     }
 
     /// Adds `change` to `file` in memory and schedules its write.
@@ -169,7 +235,22 @@ final class CacheEngine: @unchecked Sendable {
     /// The change is added holding the file's lock, so that no flush under
     /// way takes it: this call's outcome is its own write's.
     func write<R: CacheRecord>(
-        _ change: Change<R>, to file: RecordFile, rule: AppendRule<R>? = nil
+        _ change: Change<R>, to file: RecordFile, rule: AppendRule<R>? = nil, tier: CacheTier = .memoryAndDisk
+    ) throws(FlatCacheError) -> (outcome: RecordFile.WriteOutcome?, dropped: Int) {
+        switch tier {
+        case .memory:
+            addMemoryOnly(change, to: file, rule: rule)
+            return (nil, 0)
+        case .disk:
+            defer { forgetWritten(file) }
+            return try write(change, to: file, rule: rule)
+        case .memoryAndDisk:
+            return try write(change, to: file, rule: rule)
+        }
+    }
+
+    private func write<R: CacheRecord>(
+        _ change: Change<R>, to file: RecordFile, rule: AppendRule<R>?
     ) throws(FlatCacheError) -> (outcome: RecordFile.WriteOutcome?, dropped: Int) {
         try storage.withLock(file) { () throws(FlatCacheError) in
             let entry = locked {
@@ -449,7 +530,7 @@ final class CacheEngine: @unchecked Sendable {
             clock += 1
             let known = files[file.path]
             if let known {
-                guard known.isEvicted, !known.isDirty else { return false }
+                guard known.isEvicted, !known.isDirty, !known.hasMemoryOnlyChanges else { return false }
                 if let last = known.readInPart, clock - last <= Self.recentUses { return false }
             }
             (known ?? entry(file, rule: rule)).readInPart = clock
@@ -460,9 +541,12 @@ final class CacheEngine: @unchecked Sendable {
     /// How many uses of files after a partial read of one its next read counts as "a moment later".
     static let recentUses: UInt64 = 16
 
-    /// Whether `file` has changes not yet written.
-    func hasChangesWaiting(_ file: RecordFile) -> Bool {
-        locked { files[file.path]?.isDirty ?? false }
+    /// Whether `file` has changes not yet written (memory-only ones too, unless `ignoringMemoryOnly`).
+    func hasChangesWaiting(_ file: RecordFile, ignoringMemoryOnly: Bool = false) -> Bool {
+        locked {
+            guard let entry = files[file.path] else { return false }
+            return entry.isDirty || (!ignoringMemoryOnly && entry.hasMemoryOnlyChanges)
+        }
     }
 
     /// The entry for `file`, created when missing. Lock held.

@@ -17,6 +17,8 @@ protocol EngineFile: AnyObject, Sendable {
     func forget()
     /// Whether it holds no records in memory (see ``evict()``). Engine lock held.
     var isEvicted: Bool { get }
+    /// Whether it holds memory-only changes (``CacheTier/memory``). Engine lock held.
+    var hasMemoryOnlyChanges: Bool { get }
     /// When (on the engine's clock) a part of the file was last read, since its records left memory. Engine lock held.
     var readInPart: UInt64? { get set }
     /// Takes the changes waiting and stages their write. File lock held.
@@ -64,6 +66,10 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     private var diskIDs: Set<Int64>?
     private(set) var pending = [Change<R>]()
     private var writing = [Change<R>]()
+    /// Changes saved to memory only (``CacheTier/memory``): applied after
+    /// the others in every view, never written; gone with the records and
+    /// at the next change that is written.
+    private var memoryOnly = [Change<R>]()
     /// `disk` with `writing` and `pending` applied; `.none` until computed.
     private var view: [R]?? = .none
     /// The ids of `view`'s records, once an append needed them.
@@ -102,6 +108,14 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
 
     var isDirty: Bool { !pending.isEmpty || !writing.isEmpty }
 
+    var hasMemoryOnlyChanges: Bool { !memoryOnly.isEmpty }
+
+    /// Every change not on disk, in order: those being written, those waiting, the memory-only ones.
+    private var unwritten: [Change<R>] { writing + pending + memoryOnly }
+
+    /// Whether the view is what is on disk followed by appends only.
+    private var noChangesOverDisk: Bool { writing.isEmpty && pending.isEmpty && memoryOnly.isEmpty }
+
     /// The records with every change applied, when what is on disk is known
     /// and still what is there (`stamps`, of the data file and its sidecar);
     /// `.none` otherwise. Engine lock held.
@@ -116,8 +130,8 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             guard Self.matches(records, tail, stamps) else { return .none }
             if case .some(let computed) = view { return .some(computed) }
             var ignored = 0
-            let computed = (writing + pending).reduce(records) { $1.apply($0, &ignored) }
-            setView(.some(computed), extendsDisk: writing.isEmpty && pending.isEmpty)
+            let computed = unwritten.reduce(records) { $1.apply($0, &ignored) }
+            setView(.some(computed), extendsDisk: noChangesOverDisk)
             updateCost()
             return .some(computed)
         }
@@ -129,8 +143,8 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         if let records, !records.isEmpty { recordCost = bytes / records.count + 64 }
         setDisk(records == nil || tail != nil ? .known(records: records, tail: tail) : .unknown)
         var ignored = 0
-        let computed = (writing + pending).reduce(records) { $1.apply($0, &ignored) }
-        setView(tail == nil && records != nil ? .none : .some(computed), extendsDisk: writing.isEmpty && pending.isEmpty)
+        let computed = unwritten.reduce(records) { $1.apply($0, &ignored) }
+        setView(tail == nil && records != nil ? .none : .some(computed), extendsDisk: noChangesOverDisk)
         updateCost()
         return computed
     }
@@ -139,6 +153,11 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// record after the last, in place). Engine lock held.
     @_specialize(where R == ChatMessage)
     func add(_ change: Change<R>) {
+        if !memoryOnly.isEmpty {
+            // A change that is written ends the memory-only ones.
+            memoryOnly = []
+            setView(.none, extendsDisk: false)
+        }
         pending.append(change)
         guard case .some(var records) = view else { return }
         var ids = viewIDs
@@ -160,6 +179,16 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         updateCost()
     }
 
+    /// Adds a change for memory only (``CacheTier/memory``): never written. Engine lock held.
+    func addMemoryOnly(_ change: Change<R>) {
+        memoryOnly.append(change)
+        if case .some(let records) = view {
+            var ignored = 0
+            setView(.some(change.apply(records, &ignored)), extendsDisk: false)
+        }
+        updateCost()
+    }
+
     /// Forgets the records; for a file new records are appended to, keeps
     /// its summary (how many, the last, their ids) so that the next append
     /// needs no read. "No file" costs nothing to remember and stays.
@@ -178,6 +207,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             break
         }
         setView(.none, extendsDisk: false)
+        memoryOnly = []
         readInPart = nil
         updateCost()
     }
@@ -351,7 +381,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             // Taken out of `disk` first, so that the append below is in place.
             disk = .unknown
             records.append(contentsOf: added)
-            if pending.isEmpty {
+            if pending.isEmpty && memoryOnly.isEmpty {
                 setView(.some(records), extendsDisk: true)
                 disk = .viewPrefix(count: count, tail: tail)
             } else {
@@ -416,7 +446,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         var count = 0
         if case .known(let records?, _) = disk { count = records.count }
         if case .some(let records?) = view { count = max(count, records.count) }
-        count += pending.count + writing.count
+        count += pending.count + writing.count + memoryOnly.count
         let ids = (viewIDs?.count ?? 0) + (diskIDs?.count ?? 0)
         cost = count * recordCost + 256 + ids * 16
     }

@@ -8,10 +8,10 @@ extension ChannelStore {
     ///   serialization error, before anything changes; with a ``Configuration/writeDelay``
     ///   of zero, a file-system error too.
     public func save(_ channels: some Sequence<Channel>) async throws(FlatCacheError) {
-        try storage.requireWritable()
+        try storage.requireWritable(for: tier)
         var ignored = SaveResult()
         let change = try upsert(try groupChannels(channels, counting: &ignored))
-        try await engine.add([(layout.channelsFile, change)])
+        try await engine.add([(layout.channelsFile, change)], tier: tier)
     }
 
     /// Makes `channels` the whole cached list (see `replace(with:)`)
@@ -19,10 +19,10 @@ extension ChannelStore {
     ///
     /// - Throws: As `save(_:)`.
     public func replace(with channels: some Sequence<Channel>) async throws(FlatCacheError) {
-        try storage.requireWritable()
+        try storage.requireWritable(for: tier)
         var ignored = SaveResult()
         let change = try replacement(try groupChannels(channels, counting: &ignored))
-        try await engine.add([(layout.channelsFile, change)])
+        try await engine.add([(layout.channelsFile, change)], tier: tier)
     }
 
     /// The cached group channels, newest first by default.
@@ -30,7 +30,7 @@ extension ChannelStore {
     /// Example: `let list = try await cache.channels.load()`
     /// - Throws: A file-system error.
     public func load(order: Order = .newestFirst) async throws(FlatCacheError) -> [Channel] {
-        let cached: [Channel]? = try await engine.records(layout.channelsFile)
+        let cached: [Channel]? = try await engine.records(layout.channelsFile, tier: tier)
         return Self.ordered(cached ?? [], order)
     }
 

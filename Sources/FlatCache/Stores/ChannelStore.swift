@@ -11,8 +11,22 @@
 public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     let engine: CacheEngine
     let layout: CacheLayout
+    /// The tiers loads and saves use (see ``using(_:)``).
+    public private(set) var tier = CacheTier.memoryAndDisk
 
     var storage: RecordStorage { engine.storage }
+
+    /// This store with every load and save using `tier` (see ``CacheTier``);
+    /// removals always act on both tiers.
+    ///
+    /// Example: `try await cache.channels.using(.memory).load()`
+    /// - Parameter tier: Memory and disk (the default), memory only, or disk only.
+    /// - Returns: A store that shares this one's cache.
+    public func using(_ tier: CacheTier) -> Self {
+        var store = self
+        store.tier = tier
+        return store
+    }
 
     /// The order `load(order:)` returns channels in.
     public enum Order: Sendable {
@@ -32,8 +46,8 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     public func save(_ channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
         var result = SaveResult()
         let groups = try groupChannels(channels, counting: &result)
-        try storage.requireWritable()
-        result.count(try engine.write(try upsert(groups), to: layout.channelsFile).outcome)
+        try storage.requireWritable(for: tier)
+        result.count(try engine.write(try upsert(groups), to: layout.channelsFile, tier: tier).outcome)
         return result
     }
 
@@ -48,8 +62,8 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     public func replace(with channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
         var result = SaveResult()
         let groups = try groupChannels(channels, counting: &result)
-        try storage.requireWritable()
-        result.count(try engine.write(try replacement(groups), to: layout.channelsFile).outcome)
+        try storage.requireWritable(for: tier)
+        result.count(try engine.write(try replacement(groups), to: layout.channelsFile, tier: tier).outcome)
         return result
     }
 
@@ -60,7 +74,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
     public func load(order: Order = .newestFirst) throws(FlatCacheError) -> [Channel] {
-        let cached: [Channel]? = try engine.records(layout.channelsFile)
+        let cached: [Channel]? = try engine.records(layout.channelsFile, tier: tier)
         return Self.ordered(cached ?? [], order)
     }
 

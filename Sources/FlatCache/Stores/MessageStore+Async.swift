@@ -15,9 +15,9 @@ extension MessageStore {
     ///   ``FlatCacheError/serializationFailed(recordType:underlying:)``, before anything
     ///   changes; with a ``Configuration/writeDelay`` of zero, a file-system error too.
     public func save(_ messages: some Sequence<Message>) async throws(FlatCacheError) {
-        try storage.requireWritable()
+        try storage.requireWritable(for: tier)
         var ignored = SaveResult()
-        try await engine.add(try upserts(try byChannel(messages, counting: &ignored)), rule: appendRule)
+        try await engine.add(try upserts(try byChannel(messages, counting: &ignored)), rule: appendRule, tier: tier)
     }
 
     /// The cached messages of a channel, oldest first; `[]` when none are cached.
@@ -35,7 +35,7 @@ extension MessageStore {
     public func loadIfCached(in channelURL: String) async throws(FlatCacheError) -> [Message]? {
         let file = try layout.messagesFile(forChannel: channelURL)
         guard used(file) else { return nil }
-        let records: [Message]? = try await engine.records(file, rule: appendRule)
+        let records: [Message]? = try await engine.records(file, rule: appendRule, tier: tier)
         return records.map(newest)
     }
 
@@ -92,7 +92,7 @@ extension MessageStore {
     func page(in channelURL: String, _ select: @escaping CacheEngine.Selection<Message>) async throws(FlatCacheError) -> [Message] {
         let file = try layout.messagesFile(forChannel: channelURL)
         guard used(file) else { return [] }
-        return try await engine.window(file, rule: appendRule, keeping: maxPerChannel, select: select)
+        return try await engine.window(file, rule: appendRule, keeping: maxPerChannel, tier: tier, select: select)
     }
 
     /// Makes `messages` the whole cached content of a channel (see
@@ -103,12 +103,12 @@ extension MessageStore {
     ///   ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a serialization
     ///   error, before anything changes; with a ``Configuration/writeDelay`` of zero, a file-system error too.
     public func replace(_ messages: some Sequence<Message>, in channelURL: String) async throws(FlatCacheError) {
-        try storage.requireWritable()
+        try storage.requireWritable(for: tier)
         let file = try layout.messagesFile(forChannel: channelURL)
         var ignored = SaveResult()
         let change = try replacement(try sent(messages, in: channelURL, counting: &ignored))
         saved(file)
-        try await engine.add([(file, change)], rule: appendRule)
+        try await engine.add([(file, change)], rule: appendRule, tier: tier)
     }
 
     /// Applies a change log from the server (see
@@ -119,12 +119,12 @@ extension MessageStore {
     public func applyChangeLog(
         updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Int64>, in channelURL: String
     ) async throws(FlatCacheError) {
-        try storage.requireWritable()
+        try storage.requireWritable(for: tier)
         let file = try layout.messagesFile(forChannel: channelURL)
         var ignored = SaveResult()
         let change = try changeLog(
             try sent(updated, in: channelURL, counting: &ignored), deleted: Set(deletedMessageIDs), fresh: saved(file))
-        try await engine.add([(file, change)], rule: appendRule)
+        try await engine.add([(file, change)], rule: appendRule, tier: tier)
     }
 
     /// Every cached message of every channel (see `loadAll()`).

@@ -99,7 +99,8 @@ extension MessageStore {
     @discardableResult
     func saved(_ file: RecordFile) -> Bool {
         let expired = policy.isExpired(file)
-        policy.touch(file, saved: true)
+        // A memory-only save leaves the file as old as it was.
+        policy.touch(file, saved: tier != .memory)
         return expired
     }
 }

@@ -105,7 +105,7 @@ extension MessageStore {
     func page(in channelURL: String, _ select: CacheEngine.Selection<Message>) throws(FlatCacheError) -> [Message] {
         let file = try layout.messagesFile(forChannel: channelURL)
         guard used(file) else { return [] }
-        return try engine.window(file, rule: appendRule, keeping: maxPerChannel, select: select)
+        return try engine.window(file, rule: appendRule, keeping: maxPerChannel, tier: tier, select: select)
     }
 
     /// The newest `limit`.

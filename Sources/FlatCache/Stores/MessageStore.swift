@@ -15,8 +15,22 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     let engine: CacheEngine
     let layout: CacheLayout
     let maxPerChannel: Int
+    /// The tiers loads and saves use (see ``using(_:)``).
+    public private(set) var tier = CacheTier.memoryAndDisk
 
     var storage: RecordStorage { engine.storage }
+
+    /// This store with every load and save using `tier` (see ``CacheTier``);
+    /// removals always act on both tiers.
+    ///
+    /// Example: `try await cache.messages.using(.memory).loadIfCached(in: channelURL)`
+    /// - Parameter tier: Memory and disk (the default), memory only, or disk only.
+    /// - Returns: A store that shares this one's cache.
+    public func using(_ tier: CacheTier) -> Self {
+        var store = self
+        store.tier = tier
+        return store
+    }
 
     /// How many lines past ``Configuration/maxMessagesPerChannel`` a channel's
     /// file may hold before a write compacts it: a quarter of the limit, at
@@ -38,11 +52,11 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     ///   anything is written), or a file-system error.
     @discardableResult
     public func save(_ messages: some Sequence<Message>) throws(FlatCacheError) -> SaveResult {
-        try storage.requireWritable()  // even a save with nothing to write: the rule is per call
+        try storage.requireWritable(for: tier)  // even a save with nothing to write: the rule is per call
         var result = SaveResult()
         let channels = try byChannel(messages, counting: &result)
         for (file, change) in try upserts(channels) {
-            let written = try engine.write(change, to: file, rule: appendRule)
+            let written = try engine.write(change, to: file, rule: appendRule, tier: tier)
             result.count(written.outcome)
             result.recordsDropped += written.dropped
         }
@@ -80,7 +94,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     public func loadIfCached(in channelURL: String) throws(FlatCacheError) -> [Message]? {
         let file = try layout.messagesFile(forChannel: channelURL)
         guard used(file) else { return nil }
-        let records: [Message]? = try engine.records(file, rule: appendRule)
+        let records: [Message]? = try engine.records(file, rule: appendRule, tier: tier)
         return records.map(newest)
     }
 
@@ -98,10 +112,10 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         let file = try layout.messagesFile(forChannel: channelURL)
         var result = SaveResult()
         let fresh = try sent(messages, in: channelURL, counting: &result)
-        try storage.requireWritable()
+        try storage.requireWritable(for: tier)
         let change = try replacement(fresh)
         saved(file)
-        let written = try engine.write(change, to: file, rule: appendRule)
+        let written = try engine.write(change, to: file, rule: appendRule, tier: tier)
         result.count(written.outcome)
         result.recordsDropped += written.dropped
         return result
@@ -121,9 +135,9 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         let file = try layout.messagesFile(forChannel: channelURL)
         var result = SaveResult()
         let changed = try sent(updated, in: channelURL, counting: &result)
-        try storage.requireWritable()
+        try storage.requireWritable(for: tier)
         let change = try changeLog(changed, deleted: Set(deletedMessageIDs), fresh: saved(file))
-        let written = try engine.write(change, to: file, rule: appendRule)
+        let written = try engine.write(change, to: file, rule: appendRule, tier: tier)
         result.count(written.outcome)
         result.recordsDropped += written.dropped
         return result
@@ -139,7 +153,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     public func loadAll() throws(FlatCacheError) -> [Message] {
         var all = [Message]()
         for file in try layout.messageFiles() where !policy.isExpired(file) {
-            let records: [Message]? = try engine.records(file, rule: appendRule)
+            let records: [Message]? = try engine.records(file, rule: appendRule, tier: tier)
             all += newest(records ?? [])
         }
         return all

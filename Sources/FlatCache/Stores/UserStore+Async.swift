@@ -9,15 +9,15 @@ extension UserStore {
     public func save(_ users: some Sequence<User>) async throws(FlatCacheError) {
         let incoming = Array(users)
         guard incoming.allSatisfy({ !$0.userID.isEmpty }) else { throw .emptyUserID }
-        try storage.requireWritable()
-        try await engine.add([(layout.usersFile, try upsert(incoming))])
+        try storage.requireWritable(for: tier)
+        try await engine.add([(layout.usersFile, try upsert(incoming))], tier: tier)
     }
 
     /// Every cached user, by user id.
     ///
     /// - Throws: A file-system error.
     public func load() async throws(FlatCacheError) -> [User] {
-        let users: [User]? = try await engine.records(layout.usersFile)
+        let users: [User]? = try await engine.records(layout.usersFile, tier: tier)
         return users ?? []
     }
 

@@ -9,8 +9,22 @@
 public struct UserStore<User: UserRecord>: Sendable {
     let engine: CacheEngine
     let layout: CacheLayout
+    /// The tiers loads and saves use (see ``using(_:)``).
+    public private(set) var tier = CacheTier.memoryAndDisk
 
     var storage: RecordStorage { engine.storage }
+
+    /// This store with every load and save using `tier` (see ``CacheTier``);
+    /// removals always act on both tiers.
+    ///
+    /// Example: `try await cache.users.using(.memory).load()`
+    /// - Parameter tier: Memory and disk (the default), memory only, or disk only.
+    /// - Returns: A store that shares this one's cache.
+    public func using(_ tier: CacheTier) -> Self {
+        var store = self
+        store.tier = tier
+        return store
+    }
 
     /// Upserts users by id.
     ///
@@ -22,8 +36,8 @@ public struct UserStore<User: UserRecord>: Sendable {
         let incoming = Array(users)
         guard incoming.allSatisfy({ !$0.userID.isEmpty }) else { throw .emptyUserID }
         var result = SaveResult()
-        try storage.requireWritable()
-        result.count(try engine.write(try upsert(incoming), to: layout.usersFile).outcome)
+        try storage.requireWritable(for: tier)
+        result.count(try engine.write(try upsert(incoming), to: layout.usersFile, tier: tier).outcome)
         return result
     }
 
@@ -32,7 +46,7 @@ public struct UserStore<User: UserRecord>: Sendable {
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
     public func load() throws(FlatCacheError) -> [User] {
-        let users: [User]? = try engine.records(layout.usersFile)
+        let users: [User]? = try engine.records(layout.usersFile, tier: tier)
         return users ?? []
     }
 

@@ -9,6 +9,12 @@ extension MessageStore {
         try save(messages)
     }
 
+    /// The synchronous ``MessageStore/replace(_:in:)-(Sequence<Message>,String)``: written before it returns.
+    @discardableResult
+    func replaceNow(_ messages: some Sequence<Message>, in channelURL: String) throws -> SaveResult {
+        try replace(messages, in: channelURL)
+    }
+
     /// The synchronous ``MessageStore/load(in:)-(String)``.
     func loadNow(in channelURL: String) throws -> [Message] {
         try load(in: channelURL)
@@ -17,5 +23,26 @@ extension MessageStore {
     /// The synchronous ``MessageStore/loadIfCached(in:)-(String)``.
     func loadIfCachedNow(in channelURL: String) throws -> [Message]? {
         try loadIfCached(in: channelURL)
+    }
+}
+
+extension UserStore {
+    /// The synchronous ``UserStore/save(_:)-(Sequence<User>)``.
+    @discardableResult
+    func saveNow(_ users: some Sequence<User>) throws -> SaveResult {
+        try save(users)
+    }
+
+    /// The synchronous ``UserStore/load()-()``.
+    func loadNow() throws -> [User] {
+        try load()
+    }
+}
+
+extension ChannelStore {
+    /// The synchronous ``ChannelStore/replace(with:)-(Sequence<Channel>)``.
+    @discardableResult
+    func replaceNow(with channels: some Sequence<Channel>) throws -> SaveResult {
+        try replace(with: channels)
     }
 }

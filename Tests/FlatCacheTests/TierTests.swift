@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+@testable import FlatCache
+
+/// Per-call tiers: `store.using(.memory)`, `.disk` and `.memoryAndDisk`.
+@Suite struct TierTests {
+    let folder = try! TemporaryFolder()
+    static let url = Fixtures.channelURL
+
+    /// A cache whose write-behind waits an hour: only an explicit write reaches the disk.
+    func open(memoryLimit: Int = Configuration.defaultMemoryLimit, readOnly: Bool = false) throws -> ChatCache<ChatMessage, ChatChannel, ChatUser> {
+        try ChatCache(directory: folder.url, configuration: Configuration(
+            memoryLimit: memoryLimit, writeDelay: .seconds(3_600), readOnly: readOnly, sizeLimit: nil))
+    }
+
+    var messageFile: URL {
+        folder.appending(try! CacheFolderSummary.messagesFilePath(forChannel: Self.url))
+    }
+
+    func onDisk() throws -> [ChatMessage]? {
+        try ChatCache(directory: folder.url, configuration: Configuration(readOnly: true)).messages.loadIfCachedNow(in: Self.url)
+    }
+
+    @Test func aMemoryOnlyLoadNeverReadsAFile() async throws {
+        try open().messages.replaceNow(Fixtures.messages(3), in: Self.url)
+        let cache = try open()
+        let memory = cache.messages.using(.memory)
+        #expect(try await memory.loadIfCached(in: Self.url) == nil)
+        #expect(try await memory.loadLatest(in: Self.url, limit: 2).isEmpty)
+        var statistics = try await cache.statistics()
+        #expect(statistics.diskHits == 0 && statistics.diskMisses == 0 && statistics.memoryMisses == 2)
+        // Once a load that may read kept it, memory answers.
+        #expect(try await cache.messages.load(in: Self.url).count == 3)
+        #expect(try await memory.loadIfCached(in: Self.url) == Fixtures.messages(3))
+        #expect(try await memory.loadLatest(in: Self.url, limit: 2).map(\.messageID) == [2, 3])
+        statistics = try await cache.statistics()
+        #expect(statistics.diskHits == 1 && statistics.memoryHits == 2)
+    }
+
+    @Test func aMemoryOnlySaveIsSeenByLoadsButNeverWritten() async throws {
+        let cache = try open()
+        try cache.messages.replaceNow(Fixtures.messages(3), in: Self.url)
+        let before = try Data(contentsOf: messageFile)
+        let draft = Fixtures.message(4, at: 4_000, text: "only in memory")
+        try await cache.messages.using(.memory).save([draft])
+        #expect(try await cache.messages.load(in: Self.url) == Fixtures.messages(3) + [draft])
+        #expect(try await cache.messages.using(.memory).load(in: Self.url).last == draft)
+        // Not on disk, not even after a flush or close, and not seen by a disk-only load.
+        try await cache.close()
+        #expect(try Data(contentsOf: messageFile) == before)
+        #expect(try await cache.messages.using(.disk).load(in: Self.url) == Fixtures.messages(3))
+        #expect(try onDisk() == Fixtures.messages(3))
+        // A save that writes the file ends it.
+        let sent = Fixtures.message(5, at: 5_000)
+        try await cache.messages.save([sent])
+        #expect(try await cache.messages.load(in: Self.url) == Fixtures.messages(3) + [sent])
+        try await cache.flush()
+        #expect(try onDisk() == Fixtures.messages(3) + [sent])
+    }
+
+    @Test func aMemoryOnlyChangeLeavesWithItsFileUnderMemoryPressure() async throws {
+        let cache = try open(memoryLimit: 0)
+        try cache.messages.replaceNow(Fixtures.messages(3), in: Self.url)
+        try await cache.messages.using(.memory).save([Fixtures.message(4, at: 4_000)])
+        #expect(try await cache.messages.load(in: Self.url) == Fixtures.messages(3))
+    }
+
+    @Test func aMemoryOnlySaveWorksOnAReadOnlyCache() async throws {
+        try open().messages.replaceNow(Fixtures.messages(2), in: Self.url)
+        let cache = try open(readOnly: true)
+        let before = try Data(contentsOf: messageFile)
+        try await cache.messages.using(.memory).save([Fixtures.message(3, at: 3_000)])
+        try cache.users.using(.memory).saveNow([Fixtures.mina])
+        #expect(try await cache.messages.load(in: Self.url).count == 3)
+        #expect(try cache.users.loadNow() == [Fixtures.mina])
+        await #expect(throws: FlatCacheError.self) { try await cache.messages.save([Fixtures.message(4, at: 4_000)]) }
+        #expect(try Data(contentsOf: messageFile) == before)
+        #expect(!FileManager.default.fileExists(atPath: folder.appending("users.lines").path))
+    }
+
+    @Test func aDiskOnlySaveIsWrittenBeforeItReturnsAndKeptOutOfMemory() async throws {
+        let cache = try open()
+        let disk = cache.messages.using(.disk)
+        try await disk.replace(Fixtures.messages(3), in: Self.url)
+        #expect(try onDisk() == Fixtures.messages(3))
+        #expect(try await cache.statistics().memoryEntries == 0)
+        try disk.saveNow([Fixtures.message(4, at: 4_000)])
+        #expect(try onDisk() == Fixtures.messages(4))
+        #expect(try await cache.statistics().memoryEntries == 0)
+        try cache.channels.using(.disk).replaceNow(with: [Fixtures.channel(Self.url, lastMessageAt: 4_000)])
+        #expect(FileManager.default.fileExists(atPath: folder.appending("channels.lines").path))
+        #expect(try await cache.statistics().memoryEntries == 0)
+    }
+
+    @Test func aDiskOnlyLoadWritesWaitingChangesFirstAndKeepsNothing() async throws {
+        let cache = try open()
+        try cache.messages.replaceNow(Fixtures.messages(3), in: Self.url)
+        try await cache.messages.save([Fixtures.message(4, at: 4_000)])  // waits an hour for write-behind
+        #expect(try onDisk() == Fixtures.messages(3))
+        let memoryBefore = try await cache.statistics()
+        #expect(try await cache.messages.using(.disk).load(in: Self.url) == Fixtures.messages(4))
+        #expect(try onDisk() == Fixtures.messages(4))
+        // Another process's write is read by a disk-only load, page or whole.
+        _ = try open().messages.saveNow([Fixtures.message(5, at: 5_000)])
+        #expect(try await cache.messages.using(.disk).loadLatest(in: Self.url, limit: 2).map(\.messageID) == [4, 5])
+        let statistics = try await cache.statistics()
+        #expect(statistics.memoryHits == memoryBefore.memoryHits)
+        #expect(statistics.diskHits == memoryBefore.diskHits + 1)
+    }
+
+    @Test func channelsAndUsersTakeTiersToo() async throws {
+        let cache = try open()
+        let channel = Fixtures.channel("a", lastMessageAt: 1)
+        try await cache.channels.using(.memory).save([channel])
+        try await cache.users.using(.memory).save([Fixtures.mina])
+        #expect(try await cache.channels.load() == [channel])
+        #expect(try await cache.users.user(withID: "mina") == Fixtures.mina)
+        try await cache.close()
+        #expect(!FileManager.default.fileExists(atPath: folder.appending("channels.lines").path))
+        #expect(try await open().channels.using(.disk).load().isEmpty)
+        #expect(cache.channels.using(.disk).tier == .disk)
+        #expect(cache.channels.tier == .memoryAndDisk)
+    }
+}
