@@ -6,14 +6,16 @@ import Foundation
 /// The FlatCache demo: a chat app's start-up, first offline from the cache,
 /// then online, replacing the cache with what the (simulated) server sends.
 @main
-struct Demo: ParsableCommand {
+struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flatcache-demo",
         abstract: "Open a chat app offline from FlatCache, then refresh it from a simulated server.",
         discussion: """
             The first run finds the cache empty, goes online and caches the server's data. \
             Run it again: the same screen appears at once from the cache, and saving the \
-            unchanged data skips every write.
+            unchanged data skips every write. With --preloaded, an empty cache is first \
+            seeded from a bundle folder that `flatcache import` built. It ends by printing \
+            the cache's statistics.
             """)
 
     @Option(name: .long, help: "The cache folder. (default: <user caches>/flatcache-demo)")
@@ -25,14 +27,43 @@ struct Demo: ParsableCommand {
     @Flag(name: .long, help: "Stay offline: only show what is cached.")
     var offline = false
 
-    func run() throws {
+    @Option(name: .long, help: "A read-only cache folder built by `flatcache import` that seeds what the cache lacks.")
+    var preloaded: String?
+
+    @Option(name: .long, help: "The most bytes the cache folder may hold. (default: 268435456, 256 MiB)")
+    var sizeLimit: Int?
+
+    @Option(name: .long, help: "How many seconds after their last save channels' messages expire. (default: never)")
+    var maxAge: Int?
+
+    func validate() throws {
+        if let sizeLimit, sizeLimit <= 0 { throw ValidationError("Please give --size-limit a number of bytes above 0.") }
+        if let maxAge, maxAge <= 0 { throw ValidationError("Please give --max-age a number of seconds above 0.") }
+    }
+
+    func run() async throws {
         let folder = directory.map { URL(fileURLWithPath: $0) } ?? Self.defaultFolder
-        let cache = try ChatCache(directory: folder)
+        var configuration = Configuration()
+        configuration.preloadedBundle = preloaded.map { URL(fileURLWithPath: $0) }
+        if let sizeLimit { configuration.sizeLimit = sizeLimit }
+        configuration.maxAge = maxAge.map { .seconds($0) }
         print("FlatCache demo · cache folder: \(folder.path)")
         if reset {
-            try cache.removeAll()
+            // Before the bundle seeds anything: a reset cache starts from the bundle again.
+            try Self.removeAll(in: folder)
             print("Reset · removed every cached channel, message and user.")
         }
+        let cache = try ChatCache(directory: folder, configuration: configuration)
+        if let preload = cache.preload { print("Preloaded · \(preload)") }
+        try showAndRefresh(cache)
+        // Everything saved is on disk; then the policies, now rather than in the background.
+        try await cache.close()
+        if sizeLimit != nil || maxAge != nil { print("\nSweep · \(try await cache.sweep())") }
+        Self.show(try await cache.statistics())
+    }
+
+    /// The app's start: the cached screen, then (online) the server's data saved over it.
+    private func showAndRefresh(_ cache: ChatCache<ChatMessage, ChatChannel, ChatUser>) throws {
 
         let started = Date()
         let channels = try cache.channels.load()
@@ -64,6 +95,23 @@ struct Demo: ParsableCommand {
             try showScreen(cache, try cache.channels.load())
             print("\nRun it again to open the same screen offline, from the cache.")
         }
+    }
+
+    /// Empties the cache in `folder` (what a user logging out does).
+    private static func removeAll(in folder: URL) throws {
+        try ChatCache(directory: folder).removeAll()
+    }
+
+    /// The statistics, as an app's debug screen would show them.
+    private static func show(_ statistics: CacheStatistics) {
+        print("\nStatistics")
+        print("  disk      \(statistics.diskFiles) files, \(statistics.diskBytes) bytes (\(statistics.quarantinedBytes) quarantined)")
+        print("  cached    \(statistics.channels) channels, \(statistics.channelsWithMessages) with messages, "
+            + "\(statistics.messages) messages, \(statistics.users) users")
+        print("  memory    \(statistics.memoryEntries) files, \(statistics.memoryBytes) bytes")
+        print("  loads     \(statistics.memoryHits) from memory, \(statistics.diskHits) from disk, "
+            + "\(statistics.diskMisses) missed both")
+        print("  policies  \(statistics.expirations) expired, \(statistics.evictions) evicted")
     }
 
     /// The channel list, and the last messages of the newest channel.

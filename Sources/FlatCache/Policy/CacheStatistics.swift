@@ -4,7 +4,7 @@ import Foundation
 /// policies did since it opened: see ``ChatCache/statistics()``.
 public struct CacheStatistics: Sendable, Hashable, Codable {
     /// Every byte of every file in the cache folder: data files, sidecars,
-    /// the `format`, `records` and `usage.lines` files, and `quarantine/`.
+    /// the `format`, `records`, `usage.lines` and `preloaded` files, and `quarantine/`.
     public var diskBytes = 0
     /// How many files those are.
     public var diskFiles = 0

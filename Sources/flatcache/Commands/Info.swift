@@ -4,7 +4,7 @@ import Foundation
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show what a cache holds: format, record types, channels, message files, messages, users, bytes, message times.",
+        abstract: "Show what a cache holds: format, record types, channels, message files, messages, users, files, bytes, quarantined bytes, message times.",
         discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place. For a folder written with other record types it shows counts, bytes and when the files were last saved.")
 
     @OptionGroup var options: CacheOptions
@@ -18,6 +18,10 @@ struct Info: ParsableCommand {
         var messages: Int
         var users: Int
         var bytesOnDisk: Int
+        /// Every file in the folder, sidecars and `quarantine/` included.
+        var filesOnDisk: Int
+        /// The bytes of the files moved aside into `quarantine/`.
+        var quarantinedBytes: Int
         var oldestMessageAt: Int64?
         var newestMessageAt: Int64?
         /// Only for a folder of other record types, whose message times cannot be decoded.
@@ -28,19 +32,24 @@ struct Info: ParsableCommand {
         try options.read({ cache in
             let summary = try CacheFolderSummary.read(directory: options.url)
             let messages = try cache.messages.loadAll()
+            // The on-disk part of the library's statistics, taken after the loads (which may move a damaged file aside).
+            let disk = try cache.statisticsNow()
             try show(Report(
                 recordTypes: summary.recordTypes, channels: try cache.channels.load().count,
                 messageFiles: summary.files.filter { $0.role == .messages }.count, messages: messages.count,
-                users: try cache.users.load().count, bytesOnDisk: Self.bytes(below: options.url),
+                users: try cache.users.load().count, bytesOnDisk: disk.diskBytes, filesOnDisk: disk.diskFiles,
+                quarantinedBytes: disk.quarantinedBytes,
                 oldestMessageAt: messages.map(\.createdAt).min(), newestMessageAt: messages.map(\.createdAt).max()))
         }, otherTypes: { summary in
             func records(_ role: CacheFolderSummary.Role) -> Int {
                 summary.files.filter { $0.role == role && $0.problem == nil }.map(\.records).reduce(0, +)
             }
+            let disk = Self.files(below: options.url)
             try show(Report(
                 recordTypes: summary.recordTypes, channels: records(.channels),
                 messageFiles: summary.files.filter { $0.role == .messages }.count, messages: records(.messages),
-                users: records(.users), bytesOnDisk: Self.bytes(below: options.url),
+                users: records(.users), bytesOnDisk: disk.bytes, filesOnDisk: disk.files,
+                quarantinedBytes: Self.files(below: options.url.appendingPathComponent("quarantine")).bytes,
                 lastSavedAt: summary.files.map(\.modifiedAt).max()))
         })
     }
@@ -54,7 +63,9 @@ struct Info: ParsableCommand {
             ["message files", "\(report.messageFiles)"],
             ["messages", "\(report.messages)"],
             ["users", "\(report.users)"],
+            ["files on disk", "\(report.filesOnDisk)"],
             ["bytes on disk", "\(report.bytesOnDisk)"],
+            ["quarantined", "\(report.quarantinedBytes) bytes"],
         ]
         if let lastSavedAt = report.lastSavedAt {
             rows.append(["last saved", Output.time(lastSavedAt)])
@@ -65,13 +76,13 @@ struct Info: ParsableCommand {
         Output.table(rows)
     }
 
-    /// The sizes of all regular files below `folder`.
-    static func bytes(below folder: URL) -> Int {
+    /// How many regular files are below `folder`, and their bytes.
+    static func files(below folder: URL) -> (files: Int, bytes: Int) {
         let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey])
-        var total = 0
+        var total = (files: 0, bytes: 0)
         while let url = walker?.nextObject() as? URL {
             let values = try? url.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey])
-            if values?.isRegularFile == true { total += values?.fileSize ?? 0 }
+            if values?.isRegularFile == true { total = (total.files + 1, total.bytes + (values?.fileSize ?? 0)) }
         }
         return total
     }
