@@ -104,7 +104,7 @@ public struct Configuration: Sendable {
     /// folders' stamps), so later launches check nothing and copy nothing:
     /// data the cache dropped since (evicted, expired) does not come back
     /// until a new bundle (an app update) or after
-    /// ``ChatCache/removeAll()``. ``ChatCache/preload`` tells what was
+    /// `removeAll()`. ``ChatCache/preload`` tells what was
     /// done. A read-only cache seeds nothing. Opening throws when the bundle
     /// is not a FlatCache folder of this format, or holds other record types.
     public var preloadedBundle: URL?
