@@ -135,9 +135,20 @@ final class TestClock: @unchecked Sendable {
             try await cache.flush()
         }
         #expect(try FileSystem.stamp(at: usage) == first)
+        // Five seconds (by the cache's clock) after the last write, a flush writes it.
+        clock.advance(seconds: 2)
+        try await cache.messages.save([Fixtures.message(20, at: 20_000, in: "a")])
+        try await cache.flush()
+        let second = try #require(try FileSystem.stamp(at: usage))
+        #expect(second != first)
+        var times = try ChannelUsage.read(cache.layout.usageFile, logger: LogRecorder().logger)
+        #expect(times.values.map(\.saved) == [1_750_000_005_000])
+        // close() writes it whatever its age.
+        clock.advance(seconds: 1)
+        try await cache.messages.save([Fixtures.message(21, at: 21_000, in: "a")])
         try await cache.close()
-        let times = try ChannelUsage.read(cache.layout.usageFile, logger: LogRecorder().logger)
-        #expect(times.values.map(\.saved) == [1_750_000_003_000])
+        times = try ChannelUsage.read(cache.layout.usageFile, logger: LogRecorder().logger)
+        #expect(times.values.map(\.saved) == [1_750_000_006_000])
     }
 
     @Test func aDamagedUsageFileIsLoggedAndStartedAfresh() async throws {

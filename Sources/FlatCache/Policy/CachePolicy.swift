@@ -25,13 +25,13 @@ final class CachePolicy: @unchecked Sendable {
     /// least what it holds. `nil` until the first scan.
     private var bytesAtMost: Int?
     private var usageStamp: FileStamp?
-    /// When this process last wrote `usage.lines`.
-    private var lastUsageWrite: ContinuousClock.Instant?
+    /// When this process last wrote `usage.lines`, by ``clock``.
+    private var lastUsageWrite: Int64?
 
-    /// The least time between two writes of `usage.lines` by flushes: its
+    /// The least time, in milliseconds by ``clock``, between two writes of `usage.lines` by flushes: its
     /// times only order sweeps, and a file written since counts as used now
     /// (see ``Sweep``), so they need not land with every save.
-    static let usageWriteInterval = Duration.seconds(5)
+    static let usageWriteInterval: Int64 = 5_000
 
     /// What the policies did since the cache opened.
     struct Counts: Hashable, Sendable {
@@ -102,7 +102,7 @@ final class CachePolicy: @unchecked Sendable {
                 let stamp = try FileSystem.stamp(at: usage.file.path)
                 lock.withLock {
                     usageStamp = stamp
-                    lastUsageWrite = .now
+                    lastUsageWrite = clock.milliseconds
                 }
             }
         } catch {
@@ -115,7 +115,9 @@ final class CachePolicy: @unchecked Sendable {
     /// ``usageWriteInterval``, so that saves in quick succession replace one
     /// file each, not two.
     func persistUsageIfDue() {
-        let due = lock.withLock { lastUsageWrite.map { $0.duration(to: .now) >= Self.usageWriteInterval } ?? true }
+        let now = clock.milliseconds
+        // A clock set back counts as due, so that a write is never put off for long.
+        let due = lock.withLock { lastUsageWrite.map { now - $0 >= Self.usageWriteInterval || now < $0 } ?? true }
         if due { persistUsage() }
     }
 
