@@ -105,6 +105,7 @@ struct Report {
                 out.append("| \(operation.rawValue) | \(durability) | " + (cells + ratios).joined(separator: " | ") + " |")
             }
         }
+        out.append(contentsOf: policyTable(result))
         out.append("\n### \(w.name): the limits, on the engine's own files (\(Self.megabytes(result.engineBytes)))\n")
         out.append("| what | time | throughput |")
         out.append("|---|---|---|")
@@ -140,6 +141,40 @@ struct Report {
         return out
     }
 
+    /// FlatCache's sweep and preloaded bundle; the other systems have neither and sit these rows out.
+    private func policyTable(_ result: WorkloadResult) -> [String] {
+        guard let policies = result.policies else { return [] }
+        let name = result.workload.name
+        func row(_ label: String, _ cell: String) -> String { "| \(label) | \(cell) | – | – |" }
+        let without = policies.openWithoutBundle.median
+        let with = policies.openWithBundle.median
+        let paired = zip(policies.openWithBundle.seconds, policies.openWithoutBundle.seconds).map { $0 - $1 }
+        var out = ["\n### \(name): policies (FlatCache only, reported, no target)\n"]
+        out.append("| operation | FlatCache | SQLite (GRDB) | hand-written |")
+        out.append("|---|---|---|---|")
+        out.append(row("open and sweep to half the folder's size", policies.sweep.summary))
+        out.append(row("open + load the channel list, seeded folder, no bundle", policies.openWithoutBundle.summary))
+        out.append(row("open + load the channel list, with the bundle seeded before", policies.openWithBundle.summary))
+        out.append(row("the bundle's cost on open (difference of the medians)", Self.microseconds(with - without)))
+        out.append("")
+        out.append("Sweep: each round opens a fresh copy of the saved folder (\(Self.megabytes(policies.bytesBefore)), "
+            + "\(policies.bytesBefore.formatted()) bytes) with `sizeLimit` \(policies.sizeLimit.formatted()) bytes, "
+            + "`sweepTarget` 1; \(Self.range(policies.evicted)) of \(result.workload.channels.count) channels evicted, "
+            + "\(Self.range(policies.bytesAfter)) bytes left when `sweep()` returned (checked <= the limit). "
+            + "Of those, the explicit `sweep()` evicted \(Self.range(policies.explicitlyEvicted)) "
+            + "(the sweep queued at open runs first).")
+        out.append("")
+        out.append("Bundle: the saved folder; the untimed first open with it: \(policies.seeded). "
+            + "Then \(policies.openRounds) rounds, each a pair of opens in alternating order, each open with the bundle "
+            + "checked `preload.upToDate == true`; "
+            + "the sweep each open queues is waited for between timings (the main table's row leaves it running). "
+            + "Per-round differences (with − without): "
+            + "median \(Self.microseconds(Samples(seconds: paired).median)), "
+            + "\(Self.microseconds(paired.min() ?? .nan)) to \(Self.microseconds(paired.max() ?? .nan)); "
+            + "between the fastest rounds: \(Self.microseconds(policies.openWithBundle.min - policies.openWithoutBundle.min)).")
+        return out
+    }
+
     private var codecTable: [String] {
         guard !codec.rows.isEmpty else { return [] }
         var out = ["## The record codec alone (per message, workload S)\n"]
@@ -155,6 +190,18 @@ struct Report {
     static func kilobytes(_ bytes: Int) -> String { String(format: "%.0f KB", Double(bytes) / 1e3) }
 
     static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+
+    /// A signed difference, such as "+12 µs".
+    static func microseconds(_ seconds: Double) -> String {
+        let value = (seconds * 1e6).rounded()
+        return value == 0 ? "0 µs" : String(format: "%+.0f µs", value)
+    }
+
+    /// "51" when every round agrees, else "50–52".
+    static func range(_ values: [Int]) -> String {
+        guard let low = values.min(), let high = values.max() else { return "n/a" }
+        return low == high ? low.formatted() : "\(low.formatted())–\(high.formatted())"
+    }
 
     static func count(_ value: Int) -> String { value < 0 ? "n/a" : value.formatted() }
 

@@ -46,6 +46,8 @@ struct WorkloadResult {
     var engine = [String: Samples]()
     var memory = [SystemKind: ProbeRuns.Result]()
     var resaveAllocations = [SystemKind: ProbeRuns.Result]()
+    /// FlatCache's sweep and preloaded bundle, which the other systems lack.
+    var policies: PolicyResult?
 }
 
 struct WorkloadRun {
@@ -184,6 +186,11 @@ struct WorkloadRun {
                 throw BenchmarkError("\(kind.rawValue) lost channels")
             }
         }
+
+        result.policies = try PolicyRuns(
+            workload: workload, saved: place(.flatCache), scratch: folder.appendingPathComponent("policies"),
+            rounds: rounds
+        ).measure()
 
         progress("[\(name)] engine with pre-serialized records, and the limits")
         try measureEngineAndLimits(into: &result)
