@@ -56,7 +56,7 @@ public struct PreloadResult: Sendable, Hashable, CustomStringConvertible {
 ///
 /// The folder remembers the bundle it was seeded from (`preloaded`, the
 /// SHA256 of the bundle's path and its two folders' stamps), so that a launch
-/// with the same bundle costs three `stat`s and one small read. A channel
+/// with the same bundle costs two `stat`s and one small read. A channel
 /// the cache dropped since (evicted, expired, removed) is therefore not
 /// brought back by the same bundle; a new bundle (an app update) seeds what
 /// is missing again, and ``ChatCache/removeAll()`` forgets the bundle.

@@ -26,12 +26,7 @@ enum FileSystem {
     /// What `path` names. A final symbolic link is not followed (it is `.other`)
     /// unless `followingLinks`, as where a folder is expected.
     static func entry(at path: String, followingLinks: Bool = false) throws(FlatCacheError) -> Entry {
-        var info = stat()
-        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return .missing }
-            throw failure(.read, path, code)
-        }
+        guard let info = try status(at: path, followingLinks: followingLinks) else { return .missing }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .file(size: Int(info.st_size))
         case S_IFDIR: return .directory
@@ -41,13 +36,9 @@ enum FileSystem {
 
     /// The stamp of the regular file at `path`; `nil` when nothing, or
     /// something other than a regular file, is there. One `lstat`.
+    @inline(__always)
     static func stamp(at path: String) throws(FlatCacheError) -> FileStamp? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return nil }
-            throw failure(.read, path, code)
-        }
+        guard let info = try status(at: path, followingLinks: false) else { return nil }
         return info.st_mode & S_IFMT == S_IFREG ? FileStamp(info) : nil
     }
 
@@ -55,24 +46,27 @@ enum FileSystem {
     /// no folder is there. Its modification time moves whenever a name in it
     /// is added, removed or renamed over.
     static func folderStamp(at path: String) throws(FlatCacheError) -> FileStamp? {
+        guard let info = try status(at: path, followingLinks: true) else { return nil }
+        return info.st_mode & S_IFMT == S_IFDIR ? FileStamp(info) : nil
+    }
+
+    /// What `stat` (or, not following a final link, `lstat`) says of `path`;
+    /// `nil` when nothing is there.
+    @inline(__always)
+    private static func status(at path: String, followingLinks: Bool) throws(FlatCacheError) -> stat? {
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { return nil }
             throw failure(.read, path, code)
         }
-        return info.st_mode & S_IFMT == S_IFDIR ? FileStamp(info) : nil
+        return info
     }
 
     /// When the file at `path` was last modified, in milliseconds since 1970;
     /// `nil` when there is none. A final symbolic link is not followed.
     static func modificationTime(at path: String) throws(FlatCacheError) -> Int64? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return nil }
-            throw failure(.read, path, code)
-        }
+        guard let info = try status(at: path, followingLinks: false) else { return nil }
         #if canImport(Darwin)
         let time = info.st_mtimespec
         #else
