@@ -24,6 +24,7 @@ public let members: [ChatUser] = []
 /// A chat server's API, as an app would call it.
 public struct ChatAPI: Sendable {
     public func fetchMessages(_ channelURL: String) async throws -> [ChatMessage] { [] }
+    public func fetchUsers(_ userIDs: [String]) async throws -> [ChatUser] { [] }
 }
 public let api = ChatAPI()
 

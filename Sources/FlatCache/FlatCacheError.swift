@@ -49,6 +49,10 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
     /// A conversion closure given to ``ChatCache/migrate(message:channel:user:)`` threw;
     /// the folder is unchanged.
     case conversionFailed(recordType: String, underlying: any Error)
+    /// A source an app implements over its chat server (a ``UserSource``)
+    /// threw, or was cancelled, during `operation`; the cache is as it was
+    /// before the call.
+    case sourceFailed(operation: String, underlying: any Error)
 
     /// The file operations FlatCache performs, named in ``FlatCacheError/fileSystem(_:path:code:)``.
     public enum FileOperation: String, Sendable {
@@ -99,6 +103,8 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
             "The cache at \(directory.path) holds \(cached), not \(requested): open it with its own types, migrate it, or erase it."
         case .conversionFailed(let type, let underlying):
             "Could not convert a \(type): \(sentence(underlying))"
+        case .sourceFailed(let operation, let underlying):
+            "The source failed to \(operation); the cache is unchanged: \(sentence(underlying))"
         }
     }
 }

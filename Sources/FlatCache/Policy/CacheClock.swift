@@ -29,3 +29,12 @@ public struct CacheClock: Sendable {
     /// The current time in milliseconds since 1970, as the cache records it.
     var milliseconds: Int64 { Int64((now().timeIntervalSince1970 * 1_000).rounded(.down)) }
 }
+
+extension Duration {
+    /// The whole milliseconds in this duration, `Int64.max` when more.
+    var saturatingMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
+        return overflow ? .max : whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000).partialValue
+    }
+}

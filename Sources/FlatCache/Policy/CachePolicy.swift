@@ -40,7 +40,7 @@ final class CachePolicy: @unchecked Sendable {
     }
 
     init(configuration: Configuration, storage: RecordStorage, usageFile: RecordFile) {
-        maxAge = configuration.maxAge.map(Self.milliseconds)
+        maxAge = configuration.maxAge.map(\.saturatingMilliseconds)
         sizeLimit = configuration.sizeLimit
         sweepTarget = configuration.sizeLimit.map { Int((Double($0) * configuration.sweepTarget).rounded(.down)) }
         clock = configuration.clock
@@ -147,10 +147,4 @@ final class CachePolicy: @unchecked Sendable {
 
     /// What the policies did since the cache opened.
     var countsSinceOpen: Counts { lock.withLock { counts } }
-
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
-        return overflow ? .max : whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000).partialValue
-    }
 }

@@ -1,0 +1,212 @@
+/// The users a chat screen shows, cache first: what it has is returned at
+/// once, what it lacks is fetched from a ``UserSource`` in one batched call
+/// and saved, and profiles that grew old are refreshed in the background.
+///
+/// Ask it for a page's senders as the page arrives. Concurrent requests for
+/// the same id share one fetch. Every user it fetches is saved in the
+/// ``UserStore`` it was given, and ``events`` tells which users became known
+/// and which refreshed profiles changed, so a screen can redraw them.
+///
+/// ```swift
+/// struct ServerUsers: UserSource {
+///     func users(withIDs userIDs: [String]) async throws -> [ChatUser] { try await api.fetchUsers(userIDs) }
+/// }
+/// let directory = UserDirectory(users: cache.users, source: ServerUsers())
+/// let senders = try await directory.users(withIDs: fetched.compactMap { $0.sender?.userID })
+/// Task { for await event in directory.events { print(event) } }   // redraw what changed
+/// ```
+public actor UserDirectory<User: UserRecord> {
+    /// What the directory learned from its source.
+    public enum Event: Sendable {
+        /// Users that were missing, now fetched and saved.
+        case fetched([User])
+        /// Users whose profile, refreshed because it was older than the
+        /// directory's `maxAge`, is not the one cached before.
+        case changed([User])
+        /// A fetch in the background (a refresh, or one started by
+        /// ``cachedUsers(withIDs:)``) failed; the cache is as it was.
+        case failed(FlatCacheError)
+    }
+
+    /// What the directory learned, as it learns it. One stream per
+    /// directory: iterate it from one place.
+    public nonisolated let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+    private let store: UserStore<User>
+    private let source: any UserSource<User>
+    /// Milliseconds after its fetch that a profile is refreshed.
+    private let maxAge: Int64
+    private let clock: CacheClock
+    /// When this directory last fetched each user, by the clock.
+    private var fetchedAt = [RecordKey: Int64]()
+    /// Ids the source did not know when last asked, and when: not asked
+    /// again before `maxAge`.
+    private var unknownAt = [RecordKey: Int64]()
+    /// Fetches under way, by the ids each covers: one task per batch.
+    private var inFlight = [RecordKey: Task<[RecordKey: User], any Error>]()
+
+    /// A directory over `users`, fetching what they lack from `source`.
+    ///
+    /// - Parameters:
+    ///   - users: Where users are looked up and fetched ones saved; its tier
+    ///     (``UserStore/using(_:)``) applies.
+    ///   - source: The app's server.
+    ///   - maxAge: How old a profile may get before a request for it
+    ///     refreshes it in the background; one day by default. A profile
+    ///     this directory did not fetch itself (cached by an earlier run)
+    ///     counts as old: each is refreshed once.
+    ///   - clock: The time `maxAge` goes by; the system clock by default.
+    public init(
+        users: UserStore<User>, source: some UserSource<User>, maxAge: Duration = .seconds(86_400),
+        clock: CacheClock = .system
+    ) {
+        store = users
+        self.source = source
+        self.maxAge = maxAge.saturatingMilliseconds
+        self.clock = clock
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    deinit {
+        continuation.finish()
+    }
+
+    /// The users with these ids: the cached ones, and the missing ones
+    /// fetched in one batched call (joining fetches already under way for
+    /// any of them) and saved. Users the source does not know are left out
+    /// (and not asked for again before `maxAge`).
+    ///
+    /// Cached profiles older than `maxAge` are returned as they are and
+    /// refreshed in the background (see ``events``).
+    /// - Parameter userIDs: The ids wanted; repeats are fine.
+    /// - Returns: The users found, in the order of their first id in `userIDs`.
+    /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)`` when
+    ///   the fetch failed (nothing was saved), or a file-system error.
+    public func users(withIDs userIDs: some Sequence<String>) async throws(FlatCacheError) -> [User] {
+        let wanted = Self.unique(userIDs)
+        var found = try await lookUp(wanted)
+        let fetches = wanted.filter { found[$0] == nil }.reduce(into: [Task<[RecordKey: User], any Error>]()) { tasks, key in
+            guard let task = inFlight[key] else { return }
+            if !tasks.contains(where: { $0 == task }) { tasks.append(task) }
+        }
+        for task in fetches {
+            do {
+                found.merge(try await task.value) { cached, _ in cached }
+            } catch {
+                throw Self.typed(error)
+            }
+        }
+        return wanted.compactMap { found[$0] }
+    }
+
+    /// The cached users with these ids, at once; the missing and old ones
+    /// are fetched in the background, and ``events`` tells what came.
+    ///
+    /// - Parameter userIDs: The ids wanted; repeats are fine.
+    /// - Returns: The cached users found, in the order of their first id in `userIDs`.
+    /// - Throws: A file-system error.
+    public func cachedUsers(withIDs userIDs: some Sequence<String>) async throws(FlatCacheError) -> [User] {
+        let wanted = Self.unique(userIDs)
+        let found = try await lookUp(wanted, fetchingMissingInBackground: true)
+        return wanted.compactMap { found[$0] }
+    }
+
+    // MARK: - Fetching
+
+    /// The cached users among `wanted`; starts one fetch for the missing
+    /// ones not being fetched yet, and one in the background for old ones.
+    private func lookUp(
+        _ wanted: [RecordKey], fetchingMissingInBackground: Bool = false
+    ) async throws(FlatCacheError) -> [RecordKey: User] {
+        let wantedSet = Set(wanted)
+        var found = [RecordKey: User]()
+        for user in try await store.load() where wantedSet.contains(RecordKey(user.userID)) {
+            found[RecordKey(user.userID)] = user
+        }
+        let now = clock.milliseconds
+        let missing = wanted.filter { key in
+            guard found[key] == nil, inFlight[key] == nil else { return false }
+            return unknownAt[key].map { now - $0 > maxAge } ?? true
+        }
+        let old = wanted.filter { key in
+            guard found[key] != nil, inFlight[key] == nil else { return false }
+            return fetchedAt[key].map { now - $0 > maxAge } ?? true
+        }
+        if !missing.isEmpty {
+            startFetch(missing, previous: [:], inBackground: fetchingMissingInBackground)
+        }
+        if !old.isEmpty {
+            startFetch(old, previous: found.filter { old.contains($0.key) }, inBackground: true)
+        }
+        return found
+    }
+
+    /// Fetches `keys` in one call and saves what comes; `previous` holds the
+    /// cached profiles of users being refreshed, to tell which changed.
+    private func startFetch(_ keys: [RecordKey], previous: [RecordKey: User], inBackground: Bool) {
+        let source = source
+        let store = store
+        let ids = keys.map(\.string)
+        let task = Task { () throws -> [RecordKey: User] in
+            let users: [User]
+            do {
+                users = try await source.users(withIDs: ids)
+            } catch {
+                throw FlatCacheError.sourceFailed(operation: "fetch \(ids.count) user\(ids.count == 1 ? "" : "s")", underlying: error)
+            }
+            // Only what was asked for, once each: a source's extra answers are not this fetch's.
+            let asked = Set(keys)
+            var fetched = [RecordKey: User]()
+            for user in users where asked.contains(RecordKey(user.userID)) { fetched[RecordKey(user.userID)] = user }
+            // The `async` save (typed `Void`: the synchronous one would block a pool thread on the disk).
+            let _: Void = try await store.save(Array(fetched.values))
+            return fetched
+        }
+        for key in keys { inFlight[key] = task }
+        Task { await settle(task, keys: keys, previous: previous, inBackground: inBackground) }
+    }
+
+    /// Records a fetch's outcome once it ends: times, events, and the ids no longer in flight.
+    private func settle(
+        _ task: Task<[RecordKey: User], any Error>, keys: [RecordKey], previous: [RecordKey: User], inBackground: Bool
+    ) async {
+        let result = await task.result
+        for key in keys where inFlight[key] == task { inFlight[key] = nil }
+        switch result {
+        case .success(let fetched):
+            let now = clock.milliseconds
+            for key in keys {
+                if fetched[key] == nil { unknownAt[key] = now } else { (fetchedAt[key], unknownAt[key]) = (now, nil) }
+            }
+            let new = keys.filter { previous[$0] == nil }.compactMap { fetched[$0] }
+            let changed = keys.compactMap { key -> User? in
+                guard let before = previous[key], let after = fetched[key], !Self.same(before, after) else { return nil }
+                return after
+            }
+            if !new.isEmpty { continuation.yield(.fetched(new)) }
+            if !changed.isEmpty { continuation.yield(.changed(changed)) }
+        case .failure(let error):
+            // A caller waiting for it gets the error; a fetch nobody waits for reports it here.
+            if inBackground { continuation.yield(.failed(Self.typed(error))) }
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Whether two profiles are the same, byte for byte as the cache stores them.
+    private static func same(_ lhs: User, _ rhs: User) -> Bool {
+        guard let left = try? lhs.serialize(), let right = try? rhs.serialize() else { return false }
+        return left == right
+    }
+
+    /// The ids as keys, without repeats, in order.
+    private static func unique(_ userIDs: some Sequence<String>) -> [RecordKey] {
+        var seen = Set<RecordKey>()
+        return userIDs.map(RecordKey.init).filter { seen.insert($0).inserted }
+    }
+
+    private static func typed(_ error: any Error) -> FlatCacheError {
+        if let error = error as? FlatCacheError { return error }
+        return .sourceFailed(operation: "fetch users", underlying: error)
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+
+@testable import FlatCache
+
+/// The user directory against the simulated server: cache first, missing
+/// users fetched once in a batch, old ones refreshed, failures typed.
+@Suite struct UserDirectoryTests {
+    let folder = try! TemporaryFolder()
+    let clock = TestClock()
+    let server = SimulatedChatServer()
+
+    static func user(_ id: String, _ nickname: String? = nil) -> ChatUser {
+        ChatUser(userID: id, nickname: nickname ?? id.capitalized, profileURL: "https://example.com/\(id).png")
+    }
+
+    func cache() throws -> ChatCache<ChatMessage, ChatChannel, ChatUser> {
+        try ChatCache(directory: folder.url, configuration: Configuration(writeDelay: .zero, sizeLimit: nil))
+    }
+
+    func directory(_ cache: ChatCache<ChatMessage, ChatChannel, ChatUser>) -> UserDirectory<ChatUser> {
+        UserDirectory(users: cache.users, source: server, maxAge: .seconds(3_600), clock: clock.cacheClock)
+    }
+
+    /// Collects a directory's events as they come, so that a test can wait for one (bounded in time).
+    final class EventLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var events = [UserDirectory<ChatUser>.Event]()
+        private var task: Task<Void, Never>?
+
+        init(_ directory: UserDirectory<ChatUser>) {
+            task = Task { [weak self] in
+                for await event in directory.events { self?.append(event) }
+            }
+        }
+
+        deinit { task?.cancel() }
+
+        private func append(_ event: UserDirectory<ChatUser>.Event) { lock.withLock { events.append(event) } }
+
+        var all: [UserDirectory<ChatUser>.Event] { lock.withLock { events } }
+
+        /// Waits up to 5 seconds for an event `matching` returns a value for.
+        func first<T>(_ matching: @escaping (UserDirectory<ChatUser>.Event) -> T?) async throws -> T {
+            for _ in 0..<500 {
+                if let found = all.lazy.compactMap(matching).first { return found }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            Issue.record("no such event in 5 s; events: \(all)")
+            throw CancellationError()
+        }
+    }
+
+    @Test func cachedUsersComeAtOnceAndMissingOnesInOneBatchThenSaved() async throws {
+        let cache = try cache()
+        try await cache.users.save([Self.user("mina")])
+        await server.add(users: ["mina", "kai", "lee"].map { Self.user($0) })
+        let directory = directory(cache)
+
+        let found = try await directory.users(withIDs: ["kai", "mina", "lee", "kai", "nobody"])
+        #expect(found.map(\.userID) == ["kai", "mina", "lee"])
+        // One batch for the missing ids; mina, cached by an earlier run, is refreshed once in the background.
+        let calls = await server.calls
+        #expect(calls.filter { $0 == .users(["kai", "lee", "nobody"]) }.count == 1)
+        #expect(calls.count <= 2)
+        try await cache.flush()
+        #expect(try ChatCache(directory: folder.url).users.loadNow().map(\.userID) == ["kai", "lee", "mina"])
+    }
+
+    @Test func concurrentRequestsForAnIdShareOneFetch() async throws {
+        await server.add(users: [Self.user("kai"), Self.user("lee")])
+        await server.setLatency(.milliseconds(50))
+        let directory = directory(try cache())
+        let answers = try await withThrowingTaskGroup(of: [String].self) { group in
+            for index in 0..<20 {
+                group.addTask { try await directory.users(withIDs: index.isMultiple(of: 2) ? ["kai"] : ["kai", "lee"]).map(\.userID) }
+            }
+            return try await group.reduce(into: [[String]]()) { $0.append($1) }
+        }
+        #expect(answers.count == 20)
+        #expect(answers.allSatisfy { $0 == ["kai"] || $0 == ["kai", "lee"] })
+        let asked = await server.calls.flatMap { call -> [String] in
+            guard case .users(let ids) = call else { return [] }
+            return ids
+        }
+        #expect(asked.filter { $0 == "kai" }.count == 1, "\(asked)")
+        #expect(asked.filter { $0 == "lee" }.count <= 1, "\(asked)")
+    }
+
+    @Test func aFailingSourceIsATypedErrorAndLeavesTheCacheAsItWas() async throws {
+        let cache = try cache()
+        try await cache.users.save([Self.user("mina")])
+        try await cache.flush()
+        let before = try Data(contentsOf: folder.appending("users.lines"))
+        await server.add(users: [Self.user("kai")])
+        await server.setOffline(true)
+        let directory = directory(cache)
+        await #expect {
+            _ = try await directory.users(withIDs: ["kai"])
+        } throws: { error in
+            guard case .sourceFailed(_, let underlying)? = error as? FlatCacheError else { return false }
+            return underlying as? SimulatedChatServer.Failure == .offline
+        }
+        try await cache.flush()
+        #expect(try Data(contentsOf: folder.appending("users.lines")) == before)
+        // Back online, the next request fetches it.
+        await server.setOffline(false)
+        #expect(try await directory.users(withIDs: ["kai"]).map(\.userID) == ["kai"])
+    }
+
+    @Test func oldProfilesAreReturnedAtOnceAndRefreshedWithAnEventWhenChanged() async throws {
+        let cache = try cache()
+        await server.add(users: [Self.user("kai", "Kai")])
+        let directory = directory(cache)
+        let log = EventLog(directory)
+        #expect(try await directory.users(withIDs: ["kai"]).map(\.nickname) == ["Kai"])
+        _ = try await log.first { event -> [ChatUser]? in if case .fetched(let users) = event { users } else { nil } }
+
+        await server.add(users: [Self.user("kai", "Kai (away)")])
+        clock.advance(seconds: 1_800)
+        #expect(try await directory.users(withIDs: ["kai"]).map(\.nickname) == ["Kai"])
+        #expect(await server.calls.count == 1, "within maxAge: no call")
+
+        clock.advance(seconds: 1_801)
+        #expect(try await directory.users(withIDs: ["kai"]).map(\.nickname) == ["Kai"], "old: returned as cached")
+        let changed = try await log.first { event -> [ChatUser]? in if case .changed(let users) = event { users } else { nil } }
+        #expect(changed.map(\.nickname) == ["Kai (away)"])
+        #expect(try await cache.users.user(withID: "kai")?.nickname == "Kai (away)")
+        #expect(await server.calls.count == 2)
+    }
+
+    @Test func anIdTheSourceDoesNotKnowIsNotAskedForAgainBeforeMaxAge() async throws {
+        let directory = directory(try cache())
+        #expect(try await directory.users(withIDs: ["ghost"]).isEmpty)
+        #expect(try await directory.users(withIDs: ["ghost"]).isEmpty)
+        #expect(await server.calls == [.users(["ghost"])])
+        clock.advance(seconds: 3_601)
+        await server.add(users: [Self.user("ghost")])
+        #expect(try await directory.users(withIDs: ["ghost"]).map(\.userID) == ["ghost"])
+    }
+
+    @Test func cachedUsersAnswersAtOnceAndFetchesTheRestInTheBackground() async throws {
+        let cache = try cache()
+        try await cache.users.save([Self.user("mina")])
+        await server.add(users: [Self.user("kai")])
+        await server.setLatency(.milliseconds(20))
+        let directory = directory(cache)
+        let log = EventLog(directory)
+        #expect(try await directory.cachedUsers(withIDs: ["mina", "kai"]).map(\.userID) == ["mina"])
+        let fetched = try await log.first { event -> [ChatUser]? in if case .fetched(let users) = event { users } else { nil } }
+        #expect(fetched.map(\.userID) == ["kai"])
+        #expect(try await cache.users.user(withID: "kai") != nil)
+
+        // A background fetch that fails is reported as an event.
+        await server.failNextCalls(1)
+        _ = try await directory.cachedUsers(withIDs: ["lee"])
+        let failure = try await log.first { event -> FlatCacheError? in if case .failed(let error) = event { error } else { nil } }
+        #expect("\(failure)".contains("as scripted"))
+    }
+}
