@@ -25,6 +25,9 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
     case invalidConfiguration(reason: String)
     /// A message handed to a call about one channel belongs to another.
     case messageInWrongChannel(messageID: Int64, channelURL: String, expectedChannelURL: String)
+    /// As ``messageInWrongChannel(messageID:channelURL:expectedChannelURL:)``,
+    /// for a record type whose ids are not `Int64`: `messageID` is the id as text.
+    case misplacedMessage(messageID: String, channelURL: String, expectedChannelURL: String)
     /// The folder's `format` marker names a version this build cannot read.
     case unsupportedFormat(marker: String, directory: URL)
     /// The cache path exists but is a file, not a folder.
@@ -86,6 +89,8 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
         case .invalidConfiguration(let reason):
             "Invalid configuration: \(reason)."
         case .messageInWrongChannel(let id, let url, let expected):
+            "Message \(id) belongs to channel '\(url)', not to '\(expected)'."
+        case .misplacedMessage(let id, let url, let expected):
             "Message \(id) belongs to channel '\(url)', not to '\(expected)'."
         case .unsupportedFormat(let marker, let directory):
             "The cache at \(directory.path) has format marker '\(marker)'; this FlatCache reads 'flatcache 1' only."

@@ -52,9 +52,20 @@ extension CacheRecord {
 }
 
 /// A chat message the message store can cache.
+///
+/// Its id may be of any type the server uses: `Int64` (the default, as
+/// Sendbird's), `String` (as Matrix's event ids), or another `Hashable`,
+/// `Comparable` type. Ids are compared with their own `==` and `<`.
 public protocol MessageRecord: CacheRecord {
-    /// The server's id for the message; 0 means "not sent yet", and such a message is never cached.
-    var messageID: Int64 { get }
+    /// The type of the server's message ids; `Int64` unless the record says otherwise.
+    associatedtype MessageID: Hashable & Comparable & Sendable = Int64
+    /// The server's id for the message, unique within its channel.
+    var messageID: MessageID { get }
+    /// Whether the server gave the message its id; a message not sent yet is
+    /// never cached. The default is `messageID != 0` for `Int64` ids and
+    /// `!messageID.isEmpty` for `String` ids; a record with ids of another
+    /// type says itself.
+    var isSent: Bool { get }
     /// The URL of the channel the message belongs to.
     var channelURL: String { get }
     /// When the message was created, in milliseconds since 1970.
@@ -68,6 +79,16 @@ public protocol MessageRecord: CacheRecord {
 extension MessageRecord {
     /// `true`: a type that does not say is taken to be a group channel's message.
     public var isInGroupChannel: Bool { true }
+}
+
+extension MessageRecord where MessageID == Int64 {
+    /// Whether the id is set: 0 means "not sent yet".
+    public var isSent: Bool { messageID != 0 }
+}
+
+extension MessageRecord where MessageID == String {
+    /// Whether the id is set: an empty id means "not sent yet".
+    public var isSent: Bool { !messageID.isEmpty }
 }
 
 /// A chat channel the channel store can cache.

@@ -117,7 +117,7 @@ extension MessageStore {
     ///
     /// - Throws: As `replace(_:in:)`.
     public func applyChangeLog(
-        updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Int64>, in channelURL: String
+        updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Message.MessageID>, in channelURL: String
     ) async throws(FlatCacheError) {
         try storage.requireWritable(for: tier)
         let file = try layout.messagesFile(forChannel: channelURL)

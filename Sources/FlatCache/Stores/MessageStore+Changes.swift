@@ -8,7 +8,10 @@ extension MessageStore {
     var appendRule: AppendRule<Message> {
         let (sum, overflow) = maxPerChannel.addingReportingOverflow(Self.slack(forLimit: maxPerChannel))
         let capacity = overflow ? Int.max : sum
-        return AppendRule(capacity: capacity, id: { $0.messageID }, precedes: { CanonicalOrder.precedes($0, $1) })
+        // The id's hash: two ids that collide only make an append take the slow, exact path.
+        return AppendRule(
+            capacity: capacity, id: { Int64(truncatingIfNeeded: $0.messageID.hashValue) },
+            precedes: { CanonicalOrder.precedes($0, $1) })
     }
 
     /// `messages` that may be cached, by channel (in the order of their keys);
@@ -19,13 +22,13 @@ extension MessageStore {
         // The usual save, one message or messages of one channel, needs no grouping.
         let list = Array(messages)
         if let first = list.first, !first.channelURL.isEmpty,
-            list.allSatisfy({ $0.messageID != 0 && $0.isInGroupChannel && RecordKey($0.channelURL) == RecordKey(first.channelURL) })
+            list.allSatisfy({ $0.isSent && $0.isInGroupChannel && RecordKey($0.channelURL) == RecordKey(first.channelURL) })
         {
             return [(first.channelURL, list)]
         }
         var channels = [RecordKey: (url: String, messages: [Message])]()
         for message in list {
-            guard message.messageID != 0, message.isInGroupChannel else {
+            guard message.isSent, message.isInGroupChannel else {
                 result.recordsLeftOut += 1
                 continue
             }
@@ -72,7 +75,7 @@ extension MessageStore {
 
     /// Upserts `changed` and removes the messages with ids in `deleted`. A
     /// channel never cached stays never cached when nothing is left.
-    func changeLog(_ changed: [Message], deleted: Set<Int64>, fresh: Bool = false) throws(FlatCacheError) -> Change<Message> {
+    func changeLog(_ changed: [Message], deleted: Set<Message.MessageID>, fresh: Bool = false) throws(FlatCacheError) -> Change<Message> {
         _ = try storage.serialize(changed)  // before anything changes
         let limit = maxPerChannel
         return Change(apply: { cached, dropped in

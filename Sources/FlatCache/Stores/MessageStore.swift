@@ -130,7 +130,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     ///   or file-system error.
     @discardableResult
     public func applyChangeLog(
-        updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Int64>, in channelURL: String
+        updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Message.MessageID>, in channelURL: String
     ) throws(FlatCacheError) -> SaveResult {
         let file = try layout.messagesFile(forChannel: channelURL)
         var result = SaveResult()
@@ -174,14 +174,14 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// Throws what `save(_:)` would throw for `messages` before writing (an
     /// empty channel URL, a record that cannot be encoded), and writes nothing.
     func validate(_ messages: [Message]) throws(FlatCacheError) {
-        for message in messages where message.messageID != 0 && message.isInGroupChannel {
+        for message in messages where message.isSent && message.isInGroupChannel {
             guard !message.channelURL.isEmpty else { throw .emptyChannelURL }
         }
         _ = try storage.serialize(messages)
     }
 
     /// The messages that may be cached for `channelURL`: all must belong to it;
-    /// id 0 and open channels' messages are left out.
+    /// messages not sent yet and open channels' messages are left out.
     func sent(
         _ messages: some Sequence<Message>, in channelURL: String, counting result: inout SaveResult
     ) throws(FlatCacheError) -> [Message] {
@@ -191,10 +191,13 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         for message in messages {
             // Bytes, not String equality (which equates canonically equivalent URLs).
             guard RecordKey(message.channelURL) == RecordKey(channelURL) else {
-                throw .messageInWrongChannel(
-                    messageID: message.messageID, channelURL: message.channelURL, expectedChannelURL: channelURL)
+                if let id = message.messageID as? Int64 {
+                    throw .messageInWrongChannel(messageID: id, channelURL: message.channelURL, expectedChannelURL: channelURL)
+                }
+                throw .misplacedMessage(
+                    messageID: "\(message.messageID)", channelURL: message.channelURL, expectedChannelURL: channelURL)
             }
-            if message.messageID == 0 || !message.isInGroupChannel {
+            if !message.isSent || !message.isInGroupChannel {
                 result.recordsLeftOut += 1
             } else {
                 kept.append(message)
@@ -206,9 +209,10 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// `existing` with each incoming message put in place of the one with its
     /// id, or added; among several with one id, the last wins.
     ///
-    /// Keyed by the concrete `Int64` id so the dictionary code is specialized
-    /// (the generic ``Swift/Sequence/upserted(into:by:)`` is 4x slower here),
-    /// and no dictionary at all when nothing is cached and the ids are unique.
+    /// Specialized for the built-in ``ChatMessage`` (generic dictionary code
+    /// was 4x slower here), and no dictionary at all when nothing is cached
+    /// and the ids are unique.
+    @_specialize(where Message == ChatMessage)
     static func upserting(_ incoming: [Message], into existing: [Message]) -> [Message] {
         if existing.isEmpty {
             var ids = incoming.map { $0.messageID }
@@ -218,7 +222,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
             if index >= ids.count { return incoming }
         }
         var merged = existing
-        var index = [Int64: Int](minimumCapacity: existing.count + incoming.count)
+        var index = [Message.MessageID: Int](minimumCapacity: existing.count + incoming.count)
         for (position, message) in merged.enumerated() { index[message.messageID] = position }
         for message in incoming {
             if let position = index[message.messageID] {
