@@ -24,7 +24,9 @@ struct Change<R: CacheRecord>: Sendable {
 struct AppendRule<R: CacheRecord>: Sendable {
     /// The most records a file may hold after an append (the limit plus its slack).
     let capacity: Int
-    /// The record's id, unique within a file.
+    /// A key for the record's id, unique within a file: equal ids give equal
+    /// keys. For messages it is the id's hash, so two ids may share a key;
+    /// that only makes an append look like a repeat and take the exact path.
     let id: @Sendable (R) -> Int64
     /// Whether the first record sorts strictly before the second.
     let precedes: @Sendable (R, R) -> Bool
