@@ -96,4 +96,52 @@ import Testing
         #expect(try await server.changeLogToken(in: Self.channel) == "0")
         #expect(await server.calls.count == 4)
     }
+
+    // MARK: - The channel list
+
+    static func channel(_ url: String, lastAt: Int64) -> ChatChannel {
+        ChatChannel(
+            channelURL: url, kind: .group, name: url, memberCount: 2, createdAt: 0,
+            lastMessage: ChatMessage(messageID: lastAt, channelURL: url, createdAt: lastAt, text: "last"))
+    }
+
+    @Test func channelPagesComeNewestFirstByCursor() async throws {
+        await server.update(channels: (1...5).map { Self.channel("c\($0)", lastAt: Int64($0) * 1_000) })
+        let first = try await server.channels(from: nil, limit: 2)
+        #expect(first.channels.map(\.channelURL) == ["c5", "c4"] && first.next != nil)
+        let second = try await server.channels(from: first.next, limit: 2)
+        #expect(second.channels.map(\.channelURL) == ["c3", "c2"])
+        let last = try await server.channels(from: second.next, limit: 2)
+        #expect(last.channels.map(\.channelURL) == ["c1"] && last.next == nil)
+    }
+
+    @Test func theChannelListsChangeLogFollowsUpdatesMessagesAndLeaving() async throws {
+        await server.update(channels: [Self.channel("a", lastAt: 1_000), Self.channel("b", lastAt: 2_000)])
+        let token = try await server.channelChangeLogToken()
+        let events = await server.channelEvents()
+        var iterator = events.makeAsyncIterator()
+        // A message to "a" moves it up; "b" is left; "c" is joined.
+        await server.send([ChatMessage(messageID: 9_000, channelURL: "a", createdAt: 9_000, text: "news")])
+        await server.leave(channelURL: "b")
+        await server.update(channels: [Self.channel("c", lastAt: 3_000)])
+        guard case .changes(let updated, let removed, _, false) = try await server.channelChangeLog(since: token)
+        else { Issue.record("expected the list's changes"); return }
+        #expect(updated.map(\.channelURL) == ["a", "c"])
+        #expect(updated.first?.lastMessageAt == 9_000)
+        #expect(removed == ["b"])
+        #expect(await server.channelList().map(\.channelURL) == ["a", "c"])
+        var seen = [String]()
+        for _ in 0..<3 {
+            switch await iterator.next() {
+            case .updated(let channel)?: seen.append("updated \(channel.channelURL)")
+            case .removed(let url)?: seen.append("removed \(url)")
+            case nil: seen.append("end")
+            }
+        }
+        #expect(seen == ["updated a", "removed b", "updated c"])
+        // Past the retention, the token is too old.
+        await server.setChangeLogLimits(retention: 1, pageSize: 10)
+        guard case .tokenTooOld = try await server.channelChangeLog(since: token)
+        else { Issue.record("expected tokenTooOld"); return }
+    }
 }

@@ -1,13 +1,15 @@
 /// An in-memory chat server for tests and demos, scriptable like a bad
 /// network: it can go offline, fail the next calls, and answer slowly. It
 /// implements the sources an app implements over its own server
-/// (``UserSource`` and ``MessageSource``), so that what is tested against it
-/// is what runs against a real one.
+/// (``UserSource``, ``MessageSource`` and ``ChannelSource``), so that what
+/// is tested against it is what runs against a real one.
 ///
 /// Messages are kept per channel, oldest first. Every change (a message
 /// sent, edited or deleted) gets the next number in one sequence; a change
 /// log token is such a number, and the server keeps the last
 /// ``changeLogRetention`` changes, after which older tokens are too old.
+/// The user's channel list has a sequence of its own, kept the same way: a
+/// channel added, updated, moved up by a message sent to it, left or deleted.
 /// While offline, calls throw and live events are not delivered (the client
 /// is not connected to hear them).
 ///
@@ -18,7 +20,7 @@
 /// await server.failNextCalls(1)                  // the next call throws
 /// let directory = UserDirectory(users: cache.users, source: server)
 /// ```
-public actor SimulatedChatServer: UserSource, MessageSource {
+public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
     /// Why a call to the simulated server failed.
     public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
         /// The server was set offline (``setOffline(_:)``).
@@ -48,23 +50,60 @@ public actor SimulatedChatServer: UserSource, MessageSource {
         case changeLogToken(channelURL: String)
         /// ``changeLog(in:since:)``.
         case changeLog(channelURL: String, since: String)
+        /// ``channels(from:limit:)``.
+        case channels(from: String?, limit: Int)
+        /// ``channelChangeLogToken()``.
+        case channelChangeLogToken
+        /// ``channelChangeLog(since:)``.
+        case channelChangeLog(since: String)
     }
 
-    /// One change in the sequence: which message of which channel.
-    private struct Change {
-        let sequence: Int
-        let channelURL: String
-        let messageID: Int64
-        let deleted: Bool
+    /// The changes to one list of things, numbered: messages (by id) or the channel list (by URL).
+    private struct ChangeSequence<Key: Hashable> {
+        private(set) var changes = [(sequence: Int, channelURL: String, key: Key, removed: Bool)]()
+        private(set) var current = 0
+        /// The highest number no longer kept: tokens below it are too old.
+        private(set) var forgottenThrough = 0
+
+        mutating func record(_ channelURL: String, _ key: Key, removed: Bool, keeping retention: Int) {
+            current += 1
+            changes.append((current, channelURL, key, removed))
+            forget(keeping: retention)
+        }
+
+        mutating func forget(keeping retention: Int) {
+            guard changes.count > retention else { return }
+            let dropped = changes.count - retention
+            forgottenThrough = changes[dropped - 1].sequence
+            changes.removeFirst(dropped)
+        }
+
+        /// The changes after `token` in `channelURL` (any channel when `nil`),
+        /// up to `pageSize`: for each key its last change in the page, the
+        /// next token, and whether more wait; `nil` when the token is too old.
+        func since(
+            _ token: String, in channelURL: String?, pageSize: Int
+        ) throws -> (last: [Key: Bool], next: String, hasMore: Bool)? {
+            guard let start = Int(token), start >= 0, start <= current else { throw Failure.badToken(token) }
+            guard start >= forgottenThrough else { return nil }
+            let pending = changes.filter { $0.sequence > start && (channelURL == nil || $0.channelURL == channelURL) }
+            let page = pending.prefix(pageSize)
+            var last = [Key: Bool]()
+            for change in page { last[change.key] = change.removed }
+            let hasMore = pending.count > page.count
+            return (last, String(hasMore ? page.last!.sequence : current), hasMore)
+        }
     }
+
 
     private var usersByID = [String: ChatUser]()
     private var messagesByChannel = [String: [ChatMessage]]()
-    private var changes = [Change]()
-    private var sequence = 0
-    /// The highest sequence number no longer kept: tokens below it are too old.
-    private var forgottenThrough = 0
+    private var messageChanges = ChangeSequence<Int64>()
+    /// The user's channels, by URL.
+    private var channelsByURL = [String: ChatChannel]()
+    private var channelChanges = ChangeSequence<String>()
     private var subscribers = [Int: AsyncStream<LiveEvent<ChatMessage>>.Continuation]()
+    private var channelSubscribers = [Int: AsyncStream<ChannelEvent<ChatChannel>>.Continuation]()
     private var nextSubscriber = 0
     /// How many changes the server remembers for change logs (all channels together).
     public private(set) var changeLogRetention = 1_000
@@ -102,9 +141,39 @@ public actor SimulatedChatServer: UserSource, MessageSource {
             let position = channel.firstIndex { CanonicalOrder.precedes(message, $0) } ?? channel.endIndex
             channel.insert(message, at: position)
             messagesByChannel[message.channelURL] = channel
-            record(message.channelURL, message.messageID, deleted: false)
+            messageChanges.record(message.channelURL, message.messageID, removed: false, keeping: changeLogRetention)
             publish(existed == nil ? .messageAdded(message) : .messageUpdated(message))
+            // A channel of the user's list moves up with its new last message.
+            if var listed = channelsByURL[message.channelURL],
+                listed.lastMessage.map({ CanonicalOrder.precedes($0, message) || $0.messageID == message.messageID }) ?? true
+            {
+                listed.lastMessage = message
+                update(channels: [listed])
+            }
         }
+    }
+
+    /// Adds channels to the user's list, or replaces those with the same
+    /// URLs: each a channel change and a live ``ChannelEvent/updated(_:)``.
+    public func update(channels: some Sequence<ChatChannel>) {
+        for channel in channels {
+            channelsByURL[channel.channelURL] = channel
+            channelChanges.record(channel.channelURL, channel.channelURL, removed: false, keeping: changeLogRetention)
+            publish(.updated(channel))
+        }
+    }
+
+    /// Takes a channel off the user's list (the user left it): a channel
+    /// change and a live ``ChannelEvent/removed(channelURL:)``. Its messages stay on the server.
+    public func leave(channelURL: String) {
+        guard channelsByURL.removeValue(forKey: channelURL) != nil else { return }
+        channelChanges.record(channelURL, channelURL, removed: true, keeping: changeLogRetention)
+        publish(.removed(channelURL: channelURL))
+    }
+
+    /// The user's channels as the server has them, most recent last message first.
+    public func channelList() -> [ChatChannel] {
+        CanonicalOrder.channels(Array(channelsByURL.values))
     }
 
     /// Edits a message's text (its `updatedAt` becomes `updatedAt`); `false` when there is no such message.
@@ -122,16 +191,20 @@ public actor SimulatedChatServer: UserSource, MessageSource {
     public func delete(messageID: Int64, in channelURL: String) -> Bool {
         guard let index = messagesByChannel[channelURL]?.firstIndex(where: { $0.messageID == messageID }) else { return false }
         messagesByChannel[channelURL]?.remove(at: index)
-        record(channelURL, messageID, deleted: true)
+        messageChanges.record(channelURL, messageID, removed: true, keeping: changeLogRetention)
         publish(.messageDeleted(messageID, channelURL: channelURL))
         return true
     }
 
-    /// Deletes a channel and its messages: a live ``LiveEvent/channelDeleted(channelURL:)``.
+    /// Deletes a channel and its messages: a live ``LiveEvent/channelDeleted(channelURL:)``,
+    /// and, when it is on the user's list, as ``leave(channelURL:)`` does.
     public func deleteChannel(_ channelURL: String) {
-        for message in messagesByChannel[channelURL] ?? [] { record(channelURL, message.messageID, deleted: true) }
+        for message in messagesByChannel[channelURL] ?? [] {
+            messageChanges.record(channelURL, message.messageID, removed: true, keeping: changeLogRetention)
+        }
         messagesByChannel[channelURL] = nil
         publish(.channelDeleted(channelURL: channelURL))
+        leave(channelURL: channelURL)
     }
 
     /// The channel's messages as the server has them, oldest first.
@@ -144,7 +217,8 @@ public actor SimulatedChatServer: UserSource, MessageSource {
     public func setChangeLogLimits(retention: Int, pageSize: Int) {
         changeLogRetention = max(1, retention)
         changeLogPageSize = max(1, pageSize)
-        forget()
+        messageChanges.forget(keeping: changeLogRetention)
+        channelChanges.forget(keeping: changeLogRetention)
     }
 
     /// Takes the server off the network (`true`) or back: while offline,
@@ -192,25 +266,55 @@ public actor SimulatedChatServer: UserSource, MessageSource {
     /// The current point of the change sequence (see ``MessageSource``).
     public func changeLogToken(in channelURL: String) async throws -> String {
         try await answer(.changeLogToken(channelURL: channelURL))
-        return String(sequence)
+        return String(messageChanges.current)
     }
 
     /// The channel's changes since `token`, up to ``changeLogPageSize`` (see ``MessageSource``).
     public func changeLog(in channelURL: String, since token: String) async throws -> MessageChangeLog<ChatMessage> {
         try await answer(.changeLog(channelURL: channelURL, since: token))
-        guard let start = Int(token), start >= 0, start <= sequence else { throw Failure.badToken(token) }
-        guard start >= forgottenThrough else { return .tokenTooOld }
-        let pending = changes.filter { $0.sequence > start && $0.channelURL == channelURL }
-        let page = pending.prefix(changeLogPageSize)
-        let hasMore = pending.count > page.count
+        guard let (last, next, hasMore) = try messageChanges.since(token, in: channelURL, pageSize: changeLogPageSize)
+        else { return .tokenTooOld }
         // The last change of each message in the page decides: updated (as it is now) or deleted.
-        var last = [Int64: Change]()
-        for change in page { last[change.messageID] = change }
-        let current = messagesByChannel[channelURL] ?? []
-        let updated = current.filter { last[$0.messageID]?.deleted == false }
-        let deleted = page.filter { $0.deleted && last[$0.messageID]?.sequence == $0.sequence }.map(\.messageID)
-        let next = hasMore ? page.last!.sequence : sequence
-        return .changes(updated: updated, deleted: deleted, next: String(next), hasMore: hasMore)
+        let updated = (messagesByChannel[channelURL] ?? []).filter { last[$0.messageID] == false }
+        let deleted = last.filter { $0.value }.keys.sorted()
+        return .changes(updated: updated, deleted: deleted, next: next, hasMore: hasMore)
+    }
+
+    /// A page of the user's channels (see ``ChannelSource``); the cursor is the index of the page's first channel.
+    public func channels(from cursor: String?, limit: Int) async throws -> ChannelPage<ChatChannel> {
+        try await answer(.channels(from: cursor, limit: limit))
+        let all = channelList()
+        guard let start = cursor.map({ Int($0) }) ?? 0, start >= 0, start <= all.count else {
+            throw Failure.badToken(cursor ?? "")
+        }
+        let end = min(all.count, start + max(1, limit))
+        return ChannelPage(channels: Array(all[start..<end]), next: end < all.count ? String(end) : nil)
+    }
+
+    /// The current point of the channel list's change sequence (see ``ChannelSource``).
+    public func channelChangeLogToken() async throws -> String {
+        try await answer(.channelChangeLogToken)
+        return String(channelChanges.current)
+    }
+
+    /// The channel list's changes since `token`, up to ``changeLogPageSize`` (see ``ChannelSource``).
+    public func channelChangeLog(since token: String) async throws -> ChannelChangeLog<ChatChannel> {
+        try await answer(.channelChangeLog(since: token))
+        guard let (last, next, hasMore) = try channelChanges.since(token, in: nil, pageSize: changeLogPageSize)
+        else { return .tokenTooOld }
+        let updated = channelList().filter { last[$0.channelURL] == false }
+        let removed = last.filter { $0.value }.keys.sorted()
+        return .changes(updated: updated, removed: removed, next: next, hasMore: hasMore)
+    }
+
+    /// Live changes to the user's channel list from now on, while online (see ``ChannelSource``).
+    public func channelEvents() async -> AsyncStream<ChannelEvent<ChatChannel>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ChannelEvent<ChatChannel>.self)
+        let id = nextSubscriber
+        nextSubscriber += 1
+        channelSubscribers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
     }
 
     /// Live events from now on, while online (see ``MessageSource``).
@@ -225,6 +329,7 @@ public actor SimulatedChatServer: UserSource, MessageSource {
 
     private func unsubscribe(_ id: Int) {
         subscribers[id] = nil
+        channelSubscribers[id] = nil
     }
 
     /// Delivers `event` to every subscriber, unless offline.
@@ -233,18 +338,10 @@ public actor SimulatedChatServer: UserSource, MessageSource {
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
-    /// Adds a change to the sequence, forgetting the oldest past the retention.
-    private func record(_ channelURL: String, _ messageID: Int64, deleted: Bool) {
-        sequence += 1
-        changes.append(Change(sequence: sequence, channelURL: channelURL, messageID: messageID, deleted: deleted))
-        forget()
-    }
-
-    private func forget() {
-        guard changes.count > changeLogRetention else { return }
-        let dropped = changes.count - changeLogRetention
-        forgottenThrough = changes[dropped - 1].sequence
-        changes.removeFirst(dropped)
+    /// Delivers `event` to every channel list subscriber, unless offline.
+    private func publish(_ event: ChannelEvent<ChatChannel>) {
+        guard !isOffline else { return }
+        for continuation in channelSubscribers.values { continuation.yield(event) }
     }
 
     /// Records `call`, waits the latency, then fails it when offline or scripted to.
