@@ -102,9 +102,8 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
     /// The user's channels, by URL.
     private var channelsByURL = [String: ChatChannel]()
     private var channelChanges = ChangeSequence<String>()
-    private var subscribers = [Int: AsyncStream<LiveEvent<ChatMessage>>.Continuation]()
-    private var channelSubscribers = [Int: AsyncStream<ChannelEvent<ChatChannel>>.Continuation]()
-    private var nextSubscriber = 0
+    private var messageListeners = Listeners<LiveEvent<ChatMessage>>()
+    private var channelListeners = Listeners<ChannelEvent<ChatChannel>>()
     /// How many changes the server remembers for change logs (all channels together).
     public private(set) var changeLogRetention = 1_000
     /// The most changes one change log answer holds; more wait behind its token.
@@ -309,39 +308,48 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
 
     /// Live changes to the user's channel list from now on, while online (see ``ChannelSource``).
     public func channelEvents() async -> AsyncStream<ChannelEvent<ChatChannel>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ChannelEvent<ChatChannel>.self)
-        let id = nextSubscriber
-        nextSubscriber += 1
-        channelSubscribers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
-        return stream
+        let (id, stream) = channelListeners.add()
+        stream.continuation.onTermination = { _ in Task { await self.stopChannelEvents(id) } }
+        return stream.stream
     }
 
     /// Live events from now on, while online (see ``MessageSource``).
     public func liveEvents() async -> AsyncStream<LiveEvent<ChatMessage>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LiveEvent<ChatMessage>.self)
-        let id = nextSubscriber
-        nextSubscriber += 1
-        subscribers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
-        return stream
+        let (id, stream) = messageListeners.add()
+        stream.continuation.onTermination = { _ in Task { await self.stopLiveEvents(id) } }
+        return stream.stream
     }
 
-    private func unsubscribe(_ id: Int) {
-        subscribers[id] = nil
-        channelSubscribers[id] = nil
-    }
+    private func stopLiveEvents(_ id: Int) { messageListeners.remove(id) }
+    private func stopChannelEvents(_ id: Int) { channelListeners.remove(id) }
 
     /// Delivers `event` to every subscriber, unless offline.
     private func publish(_ event: LiveEvent<ChatMessage>) {
-        guard !isOffline else { return }
-        for continuation in subscribers.values { continuation.yield(event) }
+        if !isOffline { messageListeners.yield(event) }
     }
 
     /// Delivers `event` to every channel list subscriber, unless offline.
     private func publish(_ event: ChannelEvent<ChatChannel>) {
-        guard !isOffline else { return }
-        for continuation in channelSubscribers.values { continuation.yield(event) }
+        if !isOffline { channelListeners.yield(event) }
+    }
+
+    /// The streams of one kind of live event, by subscriber.
+    private struct Listeners<Event: Sendable> {
+        private var continuations = [Int: AsyncStream<Event>.Continuation]()
+        private var next = 0
+
+        mutating func add() -> (id: Int, stream: (stream: AsyncStream<Event>, continuation: AsyncStream<Event>.Continuation)) {
+            let made = AsyncStream.makeStream(of: Event.self)
+            next += 1
+            continuations[next] = made.continuation
+            return (next, made)
+        }
+
+        mutating func remove(_ id: Int) { continuations[id] = nil }
+
+        func yield(_ event: Event) {
+            for continuation in continuations.values { continuation.yield(event) }
+        }
     }
 
     /// Records `call`, waits the latency, then fails it when offline or scripted to.
