@@ -261,6 +261,8 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         }
         // Changes from the last one that replaces everything on need not know what is on disk.
         let start = changes.lastIndex(where: \.replacesAll) ?? 0
+        // What the attachment says of the old content is not true of the new: it goes first.
+        if changes[start].replacesAll { try file.removeAttachment() }
         if case .unknown = base, start == 0, !changes[0].replacesAll {
             let found = try engine.storage.loadLocked(file, as: R.self)
             (base, read) = (.records(found.records, tail: found.tail, ids: nil), found.records ?? [])

@@ -10,6 +10,7 @@ import Foundation
 /// usage.lines(.sha256)     when each channel was last saved and used (expiry, size sweeps)
 /// preloaded                which preloaded bundle the folder was seeded from
 /// messages/<key>.lines(.sha256)  one channel's messages; key = hex SHA256 of the URL's UTF-8
+/// messages/<key>.continuity(.sha256)  what is known complete of them, and the change log token
 /// quarantine/              files that failed their check
 /// ```
 struct CacheLayout: Sendable {
@@ -69,9 +70,20 @@ struct CacheLayout: Sendable {
         guard !channelURL.isEmpty else { throw .emptyChannelURL }
         if let known = names[channelURL] { return known }
         let key = SHA256Digest(of: Data(channelURL.utf8)).hex
-        let file = RecordFile(path: messagesDirectory + "/" + key + ".lines")
+        let file = messagesFile(named: key + ".lines")
         names[channelURL] = file
         return file
+    }
+
+    /// The message file `name` (`<key>.lines`) in `messages/`, with its continuity attached.
+    func messagesFile(named name: String) -> RecordFile {
+        let path = messagesDirectory + "/" + name
+        return RecordFile(path: path, attachment: String(path.dropLast(".lines".count)) + ".continuity")
+    }
+
+    /// The continuity file of the channel whose messages are in `file` (see ``ChannelContinuity``).
+    func continuityFile(of file: RecordFile) -> RecordFile {
+        RecordFile(path: file.attachment ?? String(file.path.dropLast(".lines".count)) + ".continuity")
     }
 
     /// The message files in `messages/`, by name: names of 64 lowercase hex
@@ -80,7 +92,7 @@ struct CacheLayout: Sendable {
         guard try FileSystem.entry(at: messagesDirectory) == .directory else { return [] }
         return try FileSystem.contentsOfDirectory(at: messagesDirectory).compactMap { name in
             guard name.hasSuffix(".lines"), SHA256Digest(hex: Array(name.utf8.dropLast(6))) != nil else { return nil }
-            return RecordFile(path: messagesDirectory + "/" + name)
+            return messagesFile(named: name)
         }
     }
 }

@@ -88,7 +88,7 @@ struct Preload {
             result.seededUsers = true
         }
         for file in try source.messageFiles() {
-            let target = RecordFile(path: layout.messagesDirectory + "/" + file.name)
+            let target = layout.messagesFile(named: file.name)
             if try seed(file, into: target, as: Message.self, &result) { result.channelsSeeded += 1 }
         }
         // A damaged bundle file is checked (and reported) again at the next launch.

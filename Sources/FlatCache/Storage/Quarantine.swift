@@ -12,7 +12,10 @@ struct Quarantine: Sendable {
     /// (a folder there would make every write fail).
     ///
     /// - Returns: The incident folder's path.
+    /// The file's attachment is removed, not kept: it described the content
+    /// that failed its check.
     func isolate(_ file: RecordFile) throws(FlatCacheError) -> String {
+        try file.removeAttachment()
         let milliseconds = Int64(Date().timeIntervalSince1970 * 1000)
         let suffix = String(UInt32.random(in: .min ... .max), radix: 16)
         let incident = "\(directory)/\(milliseconds)-\(suffix)"

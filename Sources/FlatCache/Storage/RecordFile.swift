@@ -14,11 +14,20 @@ struct RecordFile: Sendable, Hashable {
     let sidecarPath: String
 
     /// The data file at `path`, and its sidecar beside it.
-    init(path: String) {
+    ///
+    /// - Parameter attachment: The path of a data file that describes this
+    ///   one's content (a channel's continuity), when it has one.
+    init(path: String, attachment: String? = nil) {
         self.path = path
         sidecarPath = path + ".sha256"
         name = FileSystem.name(of: path)
+        self.attachment = attachment
     }
+
+    /// A data file (with its own sidecar) that says something about this
+    /// one's content, so is true only of it: it is removed before this file
+    /// is removed, moved aside or replaced whole, and written only after it.
+    let attachment: String?
 
     /// The data file's name, as its sidecar records it.
     let name: String
@@ -202,10 +211,19 @@ struct RecordFile: Sendable, Hashable {
         return true
     }
 
-    /// Removes the data file, then its sidecar; missing files are fine, and
-    /// so is a folder planted where one belongs (it goes too).
+    /// Removes the attachment, then the data file, then its sidecar; missing
+    /// files are fine, and so is a folder planted where one belongs (it goes too).
     func remove() throws(FlatCacheError) {
+        try removeAttachment()
         try FileSystem.removeItem(at: path)
         try FileSystem.removeItem(at: sidecarPath)
+    }
+
+    /// Removes the attachment and its sidecar, when the file has one: what
+    /// it said of this file's content is no longer known to be true.
+    func removeAttachment() throws(FlatCacheError) {
+        guard let attachment else { return }
+        try FileSystem.removeItem(at: attachment)
+        try FileSystem.removeItem(at: attachment + ".sha256")
     }
 }

@@ -127,6 +127,37 @@ extension MessageStore {
         try await engine.add([(file, change)], rule: appendRule, tier: tier)
     }
 
+    /// What the cache knows complete of a channel, and its change log token
+    /// (see `continuity(in:)`); read on the engine's threads.
+    ///
+    /// Example: `let ranges = try await cache.messages.continuity(in: channelURL).completeRanges`
+    /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func continuity(in channelURL: String) async throws(FlatCacheError) -> ChannelContinuity {
+        try await engine.writing { () throws(FlatCacheError) in try self.continuity(in: channelURL) }
+    }
+
+    /// Makes `messages` the cached content of a channel within `range` and
+    /// records the range complete (see `replace(_:in:covering:)`); returns
+    /// once both are on disk.
+    ///
+    /// - Throws: As `replace(_:in:covering:)`.
+    @discardableResult
+    public func replace(
+        _ messages: some Sequence<Message>, in channelURL: String, covering range: ClosedRange<Int64>
+    ) async throws(FlatCacheError) -> SaveResult {
+        let messages = Array(messages)
+        return try await engine.writing { () throws(FlatCacheError) in
+            try self.replace(messages, in: channelURL, covering: range)
+        }
+    }
+
+    /// Records the change log token of a channel (see `setChangeLogToken(_:in:)`); returns once it is on disk.
+    ///
+    /// - Throws: ``FlatCacheError/readOnlyCache(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
+    public func setChangeLogToken(_ token: String?, in channelURL: String) async throws(FlatCacheError) {
+        try await engine.writing { () throws(FlatCacheError) in try self.setChangeLogToken(token, in: channelURL) }
+    }
+
     /// Every cached message of every channel (see `loadAll()`).
     ///
     /// - Throws: A file-system error.
