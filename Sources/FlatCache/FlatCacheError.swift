@@ -52,10 +52,15 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
     /// A conversion closure given to ``ChatCache/migrate(message:channel:user:)`` threw;
     /// the folder is unchanged.
     case conversionFailed(recordType: String, underlying: any Error)
-    /// A source an app implements over its chat server (a ``UserSource``)
-    /// threw, or was cancelled, during `operation`; the cache is as it was
-    /// before the call.
+    /// A source an app implements over its chat server (a ``UserSource``,
+    /// ``MessageSource`` or ``ChannelSource``) threw, or was cancelled, during
+    /// `operation`. The cache is intact: nothing of the failed step was
+    /// written, and what earlier steps of the same call wrote (a change log's
+    /// first pages) is true of the server.
     case sourceFailed(operation: String, underlying: any Error)
+    /// A call on a ``MessageCollection`` or ``ChannelListCollection`` after
+    /// its `dispose()`, or cut short by it.
+    case collectionDisposed
 
     /// The file operations FlatCache performs, named in ``FlatCacheError/fileSystem(_:path:code:)``.
     public enum FileOperation: String, Sendable {
@@ -109,7 +114,9 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
         case .conversionFailed(let type, let underlying):
             "Could not convert a \(type): \(sentence(underlying))"
         case .sourceFailed(let operation, let underlying):
-            "The source failed to \(operation); the cache is unchanged: \(sentence(underlying))"
+            "The source failed to \(operation); the cache is intact: \(sentence(underlying))"
+        case .collectionDisposed:
+            "The collection was disposed; create a new one."
         }
     }
 }

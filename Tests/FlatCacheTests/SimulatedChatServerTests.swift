@@ -77,6 +77,7 @@ import Testing
             case .messageUpdated(let message)?: seen.append("updated \(message.messageID): \(message.text)")
             case .messageDeleted(let id, _)?: seen.append("deleted \(id)")
             case .channelDeleted(let url)?: seen.append("channel deleted \(url)")
+            case .channelUpdated(let url)?: seen.append("channel updated \(url)")
             case nil: seen.append("end")
             }
         }

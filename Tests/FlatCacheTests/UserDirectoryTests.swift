@@ -22,35 +22,6 @@ import Testing
         UserDirectory(users: cache.users, source: server, maxAge: .seconds(3_600), clock: clock.cacheClock)
     }
 
-    /// Collects a directory's events as they come, so that a test can wait for one (bounded in time).
-    final class EventLog: @unchecked Sendable {
-        private let lock = NSLock()
-        private var events = [UserDirectory<ChatUser>.Event]()
-        private var task: Task<Void, Never>?
-
-        init(_ directory: UserDirectory<ChatUser>) {
-            task = Task { [weak self] in
-                for await event in directory.events { self?.append(event) }
-            }
-        }
-
-        deinit { task?.cancel() }
-
-        private func append(_ event: UserDirectory<ChatUser>.Event) { lock.withLock { events.append(event) } }
-
-        var all: [UserDirectory<ChatUser>.Event] { lock.withLock { events } }
-
-        /// Waits up to 5 seconds for an event `matching` returns a value for.
-        func first<T>(_ matching: @escaping (UserDirectory<ChatUser>.Event) -> T?) async throws -> T {
-            for _ in 0..<500 {
-                if let found = all.lazy.compactMap(matching).first { return found }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            Issue.record("no such event in 5 s; events: \(all)")
-            throw CancellationError()
-        }
-    }
-
     @Test func cachedUsersComeAtOnceAndMissingOnesInOneBatchThenSaved() async throws {
         let cache = try cache()
         try await cache.users.save([Self.user("mina")])
@@ -112,7 +83,7 @@ import Testing
         let cache = try cache()
         await server.add(users: [Self.user("kai", "Kai")])
         let directory = directory(cache)
-        let log = EventLog(directory)
+        let log = EventLog(directory.events)
         #expect(try await directory.users(withIDs: ["kai"]).map(\.nickname) == ["Kai"])
         _ = try await log.first { event -> [ChatUser]? in if case .fetched(let users) = event { users } else { nil } }
 
@@ -145,7 +116,7 @@ import Testing
         await server.add(users: [Self.user("kai")])
         await server.setLatency(.milliseconds(20))
         let directory = directory(cache)
-        let log = EventLog(directory)
+        let log = EventLog(directory.events)
         #expect(try await directory.cachedUsers(withIDs: ["mina", "kai"]).map(\.userID) == ["mina"])
         let fetched = try await log.first { event -> [ChatUser]? in if case .fetched(let users) = event { users } else { nil } }
         #expect(fetched.map(\.userID) == ["kai"])

@@ -92,6 +92,8 @@ public enum LiveEvent<Message: MessageRecord>: Sendable {
     case messageUpdated(Message)
     /// A message was deleted.
     case messageDeleted(Message.MessageID, channelURL: String)
+    /// A channel's own data changed (its name, its cover): reload it from the channel list.
+    case channelUpdated(channelURL: String)
     /// A channel was deleted, or the user left it: its messages go.
     case channelDeleted(channelURL: String)
 }

@@ -147,19 +147,26 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
                 listed.lastMessage.map({ CanonicalOrder.precedes($0, message) || $0.messageID == message.messageID }) ?? true
             {
                 listed.lastMessage = message
-                update(channels: [listed])
+                list(listed)
             }
         }
     }
 
     /// Adds channels to the user's list, or replaces those with the same
-    /// URLs: each a channel change and a live ``ChannelEvent/updated(_:)``.
+    /// URLs: each a channel change, a live ``ChannelEvent/updated(_:)``, and
+    /// a live ``LiveEvent/channelUpdated(channelURL:)`` for its message collections.
     public func update(channels: some Sequence<ChatChannel>) {
         for channel in channels {
-            channelsByURL[channel.channelURL] = channel
-            channelChanges.record(channel.channelURL, channel.channelURL, removed: false, keeping: changeLogRetention)
-            publish(.updated(channel))
+            list(channel)
+            publish(LiveEvent<ChatMessage>.channelUpdated(channelURL: channel.channelURL))
         }
+    }
+
+    /// Puts `channel` on the user's list: a channel change and a live ``ChannelEvent/updated(_:)``.
+    private func list(_ channel: ChatChannel) {
+        channelsByURL[channel.channelURL] = channel
+        channelChanges.record(channel.channelURL, channel.channelURL, removed: false, keeping: changeLogRetention)
+        publish(ChannelEvent.updated(channel))
     }
 
     /// Takes a channel off the user's list (the user left it): a channel

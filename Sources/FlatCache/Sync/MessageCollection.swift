@@ -1,0 +1,505 @@
+/// One channel's messages for a chat view: the cache first, then the
+/// server; paging back and forth, live events, change logs and gaps.
+///
+/// The policy is "cache, then replace by API" (Sendbird's
+/// `cacheAndReplaceByApi`): ``start()`` delivers the cached page at once
+/// (from memory when it is there), then syncs the channel's change log from
+/// the token saved with the cache, checks how far the cache is behind, and
+/// fetches the server's page, which replaces the cached range in the store
+/// and what the view shows. ``loadPrevious()`` and ``loadNext()`` answer
+/// from the cache where it is known complete (``ChannelContinuity``), else
+/// from the ``MessageSource``, and save what it returns.
+///
+/// ```swift
+/// let collection = try MessageCollection(channelURL: channelURL, store: cache.messages, source: server)
+/// Task { for await event in collection.events { print(event) } }   // update the view
+/// try await collection.start()
+/// let older = try await collection.loadPrevious()
+/// await collection.dispose()
+/// ```
+///
+/// Every call runs one at a time, in the order made: no message is
+/// delivered twice, and ``messages`` is always in chronological order
+/// (creation time, then id). A failing source throws
+/// ``FlatCacheError/sourceFailed(operation:underlying:)`` and leaves the
+/// cache intact; call ``sync()`` when the connection is back.
+public actor MessageCollection<Source: MessageSource> {
+    /// The record type of the channel's messages.
+    public typealias Message = Source.Message
+
+    /// The starting point that shows the newest messages first.
+    public static var now: Int64 { .max }
+
+    /// The channel's URL.
+    public nonisolated let channelURL: String
+    /// Where the view opens: milliseconds since 1970, or ``now``.
+    public nonisolated let startingPoint: Int64
+    /// How many messages a page holds.
+    public nonisolated let pageSize: Int
+    /// The most missing messages the collection fetches after the newest it
+    /// shows, when it starts or syncs; more is a ``MessageCollectionEvent/hugeGap``.
+    public nonisolated let hugeGapThreshold: Int
+    /// What happens to the view, in order, until ``dispose()`` finishes the stream.
+    public nonisolated let events: AsyncStream<MessageCollectionEvent<Message>>
+
+    /// What the view shows, oldest first.
+    public private(set) var messages = [Message]()
+    /// Whether older messages may exist than the oldest shown.
+    public private(set) var hasPrevious = true
+    /// Whether newer messages may exist than the newest shown (false once
+    /// the view reaches the newest: then live messages are added as they come).
+    public private(set) var hasNext: Bool
+    /// Whether ``dispose()`` was called.
+    public private(set) var isDisposed = false
+
+    private let store: MessageStore<Message>
+    private let source: Source
+    private let continuation: AsyncStream<MessageCollectionEvent<Message>>.Continuation
+    private var shown = Set<Message.MessageID>()
+    private var started = false
+    private var hugeGapFound = false
+    private var liveEvents: Task<Void, Never>?
+    /// Calls waiting for the one running (see ``exclusively(_:)``).
+    private var busy = false
+    private var waiting = [CheckedContinuation<Void, Never>]()
+
+    /// A collection of the channel's messages; nothing happens until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - channelURL: The channel's URL.
+    ///   - store: The message store it caches in (`cache.messages`).
+    ///   - source: The chat server.
+    ///   - startingPoint: Milliseconds since 1970: the view opens on the
+    ///     messages created at or before it; ``now`` (the default) opens on the newest.
+    ///   - pageSize: Messages per page, at least 1; 30 by default.
+    ///   - hugeGapThreshold: At least 0; 300 by default.
+    /// - Throws: ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/invalidLimit(_:)`` for a
+    ///   page size under 1, ``FlatCacheError/invalidConfiguration(reason:)`` for a negative threshold.
+    public init(
+        channelURL: String, store: MessageStore<Message>, source: Source, startingPoint: Int64 = now,
+        pageSize: Int = 30, hugeGapThreshold: Int = 300
+    ) throws(FlatCacheError) {
+        guard !channelURL.isEmpty else { throw .emptyChannelURL }
+        guard pageSize >= 1 else { throw .invalidLimit(pageSize) }
+        guard hugeGapThreshold >= 0 else {
+            throw .invalidConfiguration(reason: "hugeGapThreshold is \(hugeGapThreshold); it must be 0 or more")
+        }
+        self.channelURL = channelURL
+        self.store = store
+        self.source = source
+        self.startingPoint = startingPoint
+        self.pageSize = pageSize
+        self.hugeGapThreshold = hugeGapThreshold
+        hasNext = startingPoint != .max
+        (events, continuation) = AsyncStream.makeStream(of: MessageCollectionEvent<Message>.self)
+    }
+
+    // MARK: - What an app calls
+
+    /// Delivers the cached page (``MessageCollectionEvent/cachedPage(_:)``),
+    /// starts listening to live events, then brings the channel up to date
+    /// with the server (see the type's description). A second call does nothing.
+    ///
+    /// When the server fails, the cached page stays shown and this throws;
+    /// call ``sync()`` when the connection is back.
+    /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
+    public func start() async throws(FlatCacheError) {
+        try await exclusively { () async throws(FlatCacheError) in
+            guard !started else { return }
+            started = true
+            let cached: [Message] =
+                startingPoint == .max
+                ? try await store.loadLatest(in: channelURL, limit: pageSize)
+                : try await store.load(in: channelURL, before: startingPoint, limit: pageSize, inclusive: true)
+            show(cached)
+            emit(.cachedPage(cached))
+            listen()
+            try await synchronize(replacingPage: true)
+        }
+    }
+
+    /// Catches up with the server, as on reconnecting: applies the channel's
+    /// change log since the saved token, then fetches the messages missing
+    /// after the newest shown (a ``MessageCollectionEvent/hugeGap`` past the
+    /// threshold). When the token is too old, or none was saved, the
+    /// server's page replaces what is shown instead.
+    ///
+    /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
+    public func sync() async throws(FlatCacheError) {
+        try await exclusively { () async throws(FlatCacheError) in
+            try await synchronize(replacingPage: false)
+        }
+    }
+
+    /// The page before the oldest message shown, oldest first, added to
+    /// ``messages``: from the cache when it is known complete there, else
+    /// from the server (then saved). `[]` when ``hasPrevious`` is false.
+    ///
+    /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
+    @discardableResult
+    public func loadPrevious() async throws(FlatCacheError) -> [Message] {
+        try await exclusively { () async throws(FlatCacheError) -> [Message] in
+            guard hasPrevious else { return [] }
+            let page = try await previousPage()
+            hasPrevious = page.hasMore
+            let fresh = page.messages.filter { !shown.contains($0.messageID) }
+            show(fresh + messages)
+            return fresh
+        }
+    }
+
+    /// The page after the newest message shown, oldest first, added to
+    /// ``messages``: from the cache when it is known complete there, else
+    /// from the server (then saved). `[]` when ``hasNext`` is false.
+    ///
+    /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
+    @discardableResult
+    public func loadNext() async throws(FlatCacheError) -> [Message] {
+        try await exclusively { () async throws(FlatCacheError) -> [Message] in
+            guard hasNext, !hugeGapFound else { return [] }
+            let page = try await nextPage()
+            hasNext = page.hasMore
+            let fresh = page.messages.filter { !shown.contains($0.messageID) }
+            show(messages + fresh)
+            return fresh
+        }
+    }
+
+    /// Stops the collection: live events stop, the event stream finishes,
+    /// a call under way ends with ``FlatCacheError/collectionDisposed``
+    /// after its current step, and no event comes after this.
+    public func dispose() {
+        guard !isDisposed else { return }
+        isDisposed = true
+        liveEvents?.cancel()
+        liveEvents = nil
+        continuation.finish()
+        let resumed = waiting
+        waiting = []
+        for call in resumed { call.resume() }
+    }
+
+    // MARK: - Syncing
+
+    /// The change log, then the gap or the server's page (see ``start()`` and ``sync()``).
+    private func synchronize(replacingPage: Bool) async throws(FlatCacheError) {
+        var token = try await store.continuity(in: channelURL).changeLogToken
+        if let saved = token { token = try await applyChangeLogs(since: saved) }
+        guard let token else {
+            // Nothing to patch the cache with: the server's page is the truth.
+            let fresh = try await ask("get a change log token") { [source, channelURL] in
+                try await source.changeLogToken(in: channelURL)
+            }
+            try await replaceWithServerPage()
+            try await store.setChangeLogToken(fresh, in: channelURL)
+            return
+        }
+        if !hasNext, !hugeGapFound {
+            guard try await fillGap(addingToView: !replacingPage) else {
+                hugeGapFound = true
+                // A new collection must start from the server's page, not patch this cache.
+                try await store.setChangeLogToken(nil, in: channelURL)
+                emit(.hugeGap)
+                return
+            }
+        }
+        if replacingPage { try await replaceWithServerPage() }
+        try await store.setChangeLogToken(token, in: channelURL)
+    }
+
+    /// Applies the change log since `token` to the cache, a page at a time,
+    /// and tells the view of shown messages changed or deleted. Returns the
+    /// next token, or `nil` when the token was too old.
+    private func applyChangeLogs(since token: String) async throws(FlatCacheError) -> String? {
+        var token = token
+        // Bounded: a server that always says "more" cannot keep the collection here.
+        for _ in 0..<10_000 {
+            let since = token
+            let log = try await ask("get the change log") { [source, channelURL] in
+                try await source.changeLog(in: channelURL, since: since)
+            }
+            guard case .changes(let updated, let deleted, let next, let hasMore) = log else { return nil }
+            let mine = updated.filter { $0.channelURL == channelURL }
+            try await store.applyChangeLog(updated: mine, deletedMessageIDs: deleted, in: channelURL)
+            let changedShown = mine.filter { shown.contains($0.messageID) }
+            if !changedShown.isEmpty {
+                replaceShown(changedShown)
+                emit(.updated(changedShown))
+            }
+            let deletedShown = deleted.filter { shown.contains($0) }
+            if !deletedShown.isEmpty {
+                removeShown(Set(deletedShown))
+                emit(.deleted(deletedShown))
+            }
+            token = next
+            if !hasMore { return token }
+        }
+        return token
+    }
+
+    /// Fetches the messages after the newest shown, a page at a time, and
+    /// saves them with their range known complete; `false` when more than
+    /// ``hugeGapThreshold`` are missing (then nothing is saved or shown).
+    private func fillGap(addingToView: Bool) async throws(FlatCacheError) -> Bool {
+        let newest = messages.last
+        let lowest = newest?.createdAt ?? ChannelContinuity.channelStart
+        var after = newest.map { $0.createdAt &- 1 } ?? ChannelContinuity.channelStart
+        var missing = [Message]()
+        var returned = [Message.MessageID: Message]()  // every message of the range, shown ones too: the store keeps them
+        var seen = shown
+        var highest = lowest
+        var reachedEnd = false
+        let pageLimit = max(pageSize, 100)
+        // Each round adds a message or moves past a millisecond: bounded by the threshold plus one.
+        for _ in 0...(hugeGapThreshold + 1) {
+            let limit = min(pageLimit, hugeGapThreshold + 1 - missing.count)
+            let from = after
+            let page = try await ask("get the messages after the newest shown") { [source, channelURL] in
+                try await source.messages(in: channelURL, .after, from, limit: limit)
+            }
+            let fresh = page.messages.filter { message in
+                message.channelURL == channelURL && !seen.contains(message.messageID)
+                    && newest.map { CanonicalOrder.precedes($0, message) } ?? true
+            }
+            missing += fresh
+            seen.formUnion(fresh.map(\.messageID))
+            if missing.count > hugeGapThreshold { return false }
+            for message in page.messages where message.channelURL == channelURL && message.createdAt >= lowest {
+                returned[message.messageID] = message
+            }
+            guard let last = page.messages.last else {
+                reachedEnd = true
+                break
+            }
+            highest = max(highest, last.createdAt)
+            guard page.hasMore else {
+                reachedEnd = true
+                break
+            }
+            // Ask again from the last page's millisecond (others may share it), unless nothing new came from it.
+            after = fresh.isEmpty ? last.createdAt : last.createdAt &- 1
+        }
+        // Short of the end, the last millisecond may have more messages than were returned.
+        let upper = reachedEnd ? highest : highest &- 1
+        if lowest <= upper {
+            let inRange = returned.values.filter { $0.createdAt <= upper }
+            try await store.replace(inRange, in: channelURL, covering: lowest...upper)
+        }
+        let beyond = missing.filter { $0.createdAt > upper }
+        if !beyond.isEmpty { let _: Void = try await store.save(beyond) }
+        if addingToView {
+            let ordered = CanonicalOrder.messages(missing)
+            show(messages + ordered)
+            if !ordered.isEmpty { emit(.added(ordered)) }
+        }
+        return true
+    }
+
+    /// Fetches the server's page at the starting point, saves it over the
+    /// cached range, and shows it (``MessageCollectionEvent/replaced(_:)``).
+    private func replaceWithServerPage() async throws(FlatCacheError) {
+        let before = startingPoint == .max ? Int64.max : startingPoint &+ 1
+        let limit = pageSize
+        let page = try await ask("get the page at the starting point") { [source, channelURL] in
+            try await source.messages(in: channelURL, .before, before, limit: limit)
+        }
+        let fresh = CanonicalOrder.messages(page.messages.filter { $0.channelURL == channelURL && $0.createdAt < before })
+        let lower = page.hasMore ? (fresh.first.map { $0.createdAt &+ 1 } ?? before) : ChannelContinuity.channelStart
+        let upper = startingPoint == .max ? (fresh.last?.createdAt ?? lower) : startingPoint
+        // An empty channel at "now" says nothing about any time.
+        if lower <= upper, !(fresh.isEmpty && startingPoint == .max) {
+            try await store.replace(fresh.filter { (lower...upper).contains($0.createdAt) }, in: channelURL, covering: lower...upper)
+        }
+        // The page's oldest millisecond is not known complete, but its messages are the server's.
+        let outside = fresh.filter { !(lower...max(lower, upper)).contains($0.createdAt) }
+        if !outside.isEmpty { let _: Void = try await store.save(outside) }
+        hasPrevious = page.hasMore
+        hasNext = startingPoint != .max
+        show(fresh)
+        emit(.replaced(fresh))
+    }
+
+    // MARK: - Paging
+
+    /// The page before the oldest shown: cached when the cache is complete there.
+    private func previousPage() async throws(FlatCacheError) -> MessagePage<Message> {
+        if let oldest = messages.first,
+            let range = try await store.continuity(in: channelURL).completeRange(containing: oldest.createdAt)
+        {
+            let cached = try await store.load(in: channelURL, before: oldest, limit: pageSize)
+            if cached.count == pageSize, let first = cached.first, first.createdAt >= range.lowerBound {
+                return MessagePage(messages: cached, hasMore: true)
+            }
+            if range.lowerBound == ChannelContinuity.channelStart {
+                return MessagePage(messages: cached, hasMore: false)
+            }
+        }
+        // From the server, from the oldest shown's millisecond on (others may share it): room for the shown ones there too.
+        let before = messages.first.map { $0.createdAt &+ 1 } ?? (startingPoint == .max ? .max : startingPoint &+ 1)
+        let limit = pageSize + messages.prefix { $0.createdAt == messages.first?.createdAt }.count
+        let page = try await ask("get the page before the oldest shown") { [source, channelURL] in
+            try await source.messages(in: channelURL, .before, before, limit: limit)
+        }
+        let oldest = messages.first
+        let fresh = CanonicalOrder.messages(page.messages.filter { message in
+            message.channelURL == channelURL && oldest.map { CanonicalOrder.precedes(message, $0) } ?? true
+        })
+        let lower = page.hasMore ? (page.messages.map(\.createdAt).min().map { $0 &+ 1 } ?? before) : ChannelContinuity.channelStart
+        // Nothing shown at "now": complete only up to the newest returned, not into the future.
+        let upper = oldest != nil || startingPoint != .max ? before &- 1 : page.messages.map(\.createdAt).max()
+        if let upper, lower <= upper {
+            let inRange = page.messages.filter { $0.channelURL == channelURL && (lower...upper).contains($0.createdAt) }
+            try await store.replace(inRange, in: channelURL, covering: lower...upper)
+        }
+        let below = fresh.filter { $0.createdAt < lower || upper == nil }
+        if !below.isEmpty { let _: Void = try await store.save(below) }
+        return MessagePage(messages: fresh, hasMore: page.hasMore)
+    }
+
+    /// The page after the newest shown: cached when the cache is complete there.
+    private func nextPage() async throws(FlatCacheError) -> MessagePage<Message> {
+        if let newest = messages.last,
+            let range = try await store.continuity(in: channelURL).completeRange(containing: newest.createdAt)
+        {
+            let cached = try await store.load(in: channelURL, after: newest, limit: pageSize)
+            if cached.count == pageSize, let last = cached.last, last.createdAt <= range.upperBound {
+                return MessagePage(messages: cached, hasMore: true)
+            }
+        }
+        let after = messages.last.map { $0.createdAt &- 1 } ?? startingPoint
+        let limit = pageSize + messages.reversed().prefix { $0.createdAt == messages.last?.createdAt }.count
+        let page = try await ask("get the page after the newest shown") { [source, channelURL] in
+            try await source.messages(in: channelURL, .after, after, limit: limit)
+        }
+        let newest = messages.last
+        let fresh = CanonicalOrder.messages(page.messages.filter { message in
+            message.channelURL == channelURL && newest.map { CanonicalOrder.precedes($0, message) } ?? true
+        })
+        let lower = after &+ 1
+        let highest = page.messages.map(\.createdAt).max()
+        let upper = page.hasMore ? (highest.map { $0 &- 1 } ?? lower) : (highest ?? lower)
+        if lower <= upper {
+            let inRange = page.messages.filter { $0.channelURL == channelURL && (lower...upper).contains($0.createdAt) }
+            try await store.replace(inRange, in: channelURL, covering: lower...upper)
+        }
+        let above = fresh.filter { $0.createdAt > upper }
+        if !above.isEmpty { let _: Void = try await store.save(above) }
+        return MessagePage(messages: fresh, hasMore: page.hasMore)
+    }
+
+    // MARK: - Live events
+
+    /// Starts handling the source's live events, one at a time, in order.
+    private func listen() {
+        let source = source
+        liveEvents = Task { [weak self] in
+            let stream = await source.liveEvents()
+            for await event in stream {
+                guard let self, !Task.isCancelled else { return }
+                await self.handle(event)
+            }
+        }
+    }
+
+    /// Applies a live event to the cache and the view; a failure is an event.
+    private func handle(_ event: LiveEvent<Message>) async {
+        do {
+            try await exclusively { () async throws(FlatCacheError) in try await apply(event) }
+        } catch .collectionDisposed {
+            return
+        } catch {
+            emit(.failed(error))
+        }
+    }
+
+    private func apply(_ event: LiveEvent<Message>) async throws(FlatCacheError) {
+        switch event {
+        case .messageAdded(let message) where message.channelURL == channelURL:
+            let _: Void = try await store.save(CollectionOfOne(message))
+            // Shown only when the view reaches the newest and has no hole before it.
+            guard !hasNext, !hugeGapFound, !shown.contains(message.messageID) else { return }
+            show(messages + [message])
+            emit(.added([message]))
+        case .messageUpdated(let message) where message.channelURL == channelURL:
+            let _: Void = try await store.save(CollectionOfOne(message))
+            guard shown.contains(message.messageID) else { return }
+            replaceShown([message])
+            emit(.updated([message]))
+        case .messageDeleted(let id, let url) where url == channelURL:
+            try await store.applyChangeLog(updated: [], deletedMessageIDs: CollectionOfOne(id), in: channelURL)
+            guard shown.contains(id) else { return }
+            removeShown([id])
+            emit(.deleted([id]))
+        case .channelUpdated(let url) where url == channelURL:
+            emit(.channelUpdated)
+        case .channelDeleted(let url) where url == channelURL:
+            try await store.removeAll(in: channelURL)
+            show([])
+            hasPrevious = false
+            hasNext = false
+            emit(.channelDeleted)
+        default:
+            return
+        }
+    }
+
+    // MARK: - The view
+
+    /// Makes `list` what the view shows, in chronological order, each id once.
+    private func show(_ list: [Message]) {
+        var seen = Set<Message.MessageID>()
+        messages = CanonicalOrder.messages(list.filter { seen.insert($0.messageID).inserted })
+        shown = seen
+    }
+
+    private func replaceShown(_ changed: [Message]) {
+        let byID = Dictionary(changed.map { ($0.messageID, $0) }, uniquingKeysWith: { _, last in last })
+        show(messages.map { byID[$0.messageID] ?? $0 })
+    }
+
+    private func removeShown(_ ids: Set<Message.MessageID>) {
+        show(messages.filter { !ids.contains($0.messageID) })
+    }
+
+    private func emit(_ event: MessageCollectionEvent<Message>) {
+        guard !isDisposed else { return }
+        continuation.yield(event)
+    }
+
+    // MARK: - One call at a time
+
+    /// Runs `body` when no other call of this collection is running, so that
+    /// calls never interleave across their `await`s.
+    private func exclusively<T>(_ body: () async throws(FlatCacheError) -> T) async throws(FlatCacheError) -> T {
+        guard !isDisposed else { throw .collectionDisposed }
+        if busy { await withCheckedContinuation { waiting.append($0) } } else { busy = true }
+        defer { handOver() }
+        guard !isDisposed else { throw .collectionDisposed }
+        return try await body()
+    }
+
+    /// Lets the next waiting call run, or marks the collection idle.
+    private func handOver() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+
+    /// Calls the source; its failure becomes ``FlatCacheError/sourceFailed(operation:underlying:)``,
+    /// and a disposal meanwhile ``FlatCacheError/collectionDisposed``.
+    private func ask<T: Sendable>(
+        _ operation: String, _ call: @Sendable () async throws -> T
+    ) async throws(FlatCacheError) -> T {
+        let answer: T
+        do {
+            answer = try await call()
+        } catch {
+            if isDisposed { throw .collectionDisposed }
+            throw .sourceFailed(operation: operation, underlying: error)
+        }
+        if isDisposed { throw .collectionDisposed }
+        return answer
+    }
+}
