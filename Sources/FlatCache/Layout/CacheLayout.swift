@@ -6,6 +6,7 @@ import Foundation
 /// format                   "flatcache 1\n"
 /// records                  which record types wrote the folder
 /// channels.lines(.sha256)  group channels
+/// channels.continuity(.sha256)  the channel list's change log token
 /// users.lines(.sha256)     users
 /// usage.lines(.sha256)     when each channel was last saved and used (expiry, size sweeps)
 /// preloaded                which preloaded bundle the folder was seeded from
@@ -24,14 +25,14 @@ struct CacheLayout: Sendable {
         var root = root
         while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
         self.root = root
-        channelsFile = RecordFile(path: root + "/channels.lines")
+        channelsFile = RecordFile(path: root + "/channels.lines", attachment: root + "/channels.continuity")
         usersFile = RecordFile(path: root + "/users.lines")
         usageFile = RecordFile(path: root + "/usage.lines")
     }
 
     /// The names FlatCache itself puts at the root, besides the marker.
     var ownNames: Set<String> {
-        let files = [channelsFile, usersFile, usageFile].map(\.name)
+        let files = [channelsFile, usersFile, usageFile].map(\.name) + ["channels.continuity"]
         return Set(files + files.map { $0 + ".sha256" } + ["records", "preloaded", "messages", "quarantine"])
     }
 
@@ -80,6 +81,9 @@ struct CacheLayout: Sendable {
         let path = messagesDirectory + "/" + name
         return RecordFile(path: path, attachment: String(path.dropLast(".lines".count)) + ".continuity")
     }
+
+    /// The channel list's continuity file: its change log token.
+    var channelsContinuityFile: RecordFile { RecordFile(path: channelsFile.attachment!) }
 
     /// The continuity file of the channel whose messages are in `file` (see ``ChannelContinuity``).
     func continuityFile(of file: RecordFile) -> RecordFile {

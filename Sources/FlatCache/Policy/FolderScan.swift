@@ -3,12 +3,12 @@ import Foundation
 /// Every file in a cache folder with its size, found by listing the folder
 /// and one `lstat` per file: what the size sweep and the statistics start from.
 struct FolderScan {
-    /// A channel's message file and its sidecar.
+    /// A channel's message file, its sidecar and its continuity.
     struct MessageFile {
         let file: RecordFile
         /// The data file's stamp when scanned; a sweep removes it only if it is still this.
         let stamp: FileStamp
-        /// The data file and its sidecar.
+        /// The data file, its sidecar and its continuity with its sidecar.
         let bytes: Int
     }
 
@@ -45,7 +45,10 @@ struct FolderScan {
         for file in try layout.messageFiles() {
             guard let stamp = try FileSystem.stamp(at: file.path) else { continue }
             let sidecar = try FileSystem.stamp(at: file.sidecarPath)?.size ?? 0
-            messageFiles.append(MessageFile(file: file, stamp: stamp, bytes: stamp.size + sidecar))
+            // Its continuity goes with it: its bytes count with the channel's.
+            var attached = 0
+            if let attachment = file.attachment { attached = try bytes(of: RecordFile(path: attachment)) }
+            messageFiles.append(MessageFile(file: file, stamp: stamp, bytes: stamp.size + sidecar + attached))
         }
         let quarantine = layout.quarantine.directory
         if try FileSystem.entry(at: quarantine) == .directory {

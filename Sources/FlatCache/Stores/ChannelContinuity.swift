@@ -175,4 +175,22 @@ struct ContinuityRecord: Hashable {
         self.continuity = continuity
         self.anchor = anchor
     }
+
+    /// The record in `file`: `nil` when there is none, or why it cannot be
+    /// trusted (its sidecar, its Base64, not one record, a bad record).
+    static func read(_ file: RecordFile, finishing: Bool) throws(FlatCacheError) -> Result<ContinuityRecord?, Corruption> {
+        switch try file.read(finishing: finishing) {
+        case .missing:
+            return .success(nil)
+        case .corrupt(let corruption):
+            return .failure(corruption)
+        case .records(let lines):
+            guard lines.count == 1 else { return .failure(.undecodableRecord(line: 1, reason: "\(lines.count) records, not 1")) }
+            do {
+                return .success(try ContinuityRecord(serializedData: lines[0]))
+            } catch {
+                return .failure(.undecodableRecord(line: 1, reason: error.reason))
+            }
+        }
+    }
 }

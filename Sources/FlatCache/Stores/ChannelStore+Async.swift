@@ -48,4 +48,18 @@ extension ChannelStore {
     public func remove(channelURL: String) async throws(FlatCacheError) {
         try await engine.writing { () throws(FlatCacheError) in try self.remove(channelURL: channelURL) }
     }
+
+    /// The change log token the cached channel list is in sync with (see `changeLogToken()`).
+    ///
+    /// - Throws: A file-system error.
+    public func changeLogToken() async throws(FlatCacheError) -> String? {
+        try await engine.writing { () throws(FlatCacheError) in try self.changeLogToken() }
+    }
+
+    /// Records the channel list's change log token (see `setChangeLogToken(_:)`); returns once it is on disk.
+    ///
+    /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
+    public func setChangeLogToken(_ token: String?) async throws(FlatCacheError) {
+        try await engine.writing { () throws(FlatCacheError) in try self.setChangeLogToken(token) }
+    }
 }

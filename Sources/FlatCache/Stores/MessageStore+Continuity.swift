@@ -101,6 +101,8 @@ extension MessageStore {
         in file: RecordFile, _ body: (ChannelContinuity?, [Message]) throws(FlatCacheError) -> T
     ) throws(FlatCacheError) -> T? {
         let continuityFile = layout.continuityFile(of: file)
+        // A damaged file is reported once, then read as none (a read-only cache cannot move it aside).
+        var reported = false
         for _ in 0..<3 {
             try engine.writeWaitingChanges(file)
             guard let stamp = try FileSystem.stamp(at: file.path) else { return nil }
@@ -111,37 +113,23 @@ extension MessageStore {
             let outcome = try storage.withLock(file) { () throws(FlatCacheError) -> T? in
                 guard try FileSystem.stamp(at: file.path) == stamp, !engine.hasChangesWaiting(file, ignoringMemoryOnly: true)
                 else { return nil }
-                switch try continuityFile.read(finishing: !storage.isReadOnly) {
-                case .missing:
-                    return try body(nil, messages)
-                case .corrupt(let corruption):
+                switch try ContinuityRecord.read(continuityFile, finishing: !storage.isReadOnly) {
+                case .success(let record): return try body(record?.validated(against: messages), messages)
+                case .failure(let corruption):
+                    if reported { return try body(nil, messages) }
                     damaged = corruption
-                case .records(let lines):
-                    switch Self.decodeContinuity(lines) {
-                    case .success(let record): return try body(record.validated(against: messages), messages)
-                    case .failure(let corruption): damaged = corruption
-                    }
                 }
                 return nil
             }
             if let damaged {
                 // Reported and moved aside like any damaged file: the channel's messages are fine, nothing is known complete.
                 _ = try storage.isolate(continuityFile, because: damaged, moving: true)
+                reported = true
                 continue
             }
             if let outcome { return outcome }
         }
         return nil
-    }
-
-    /// The one record of a continuity file's lines.
-    private static func decodeContinuity(_ lines: [Data]) -> Result<ContinuityRecord, Corruption> {
-        guard lines.count == 1 else { return .failure(.undecodableRecord(line: 1, reason: "\(lines.count) records, not 1")) }
-        do {
-            return .success(try ContinuityRecord(serializedData: lines[0]))
-        } catch {
-            return .failure(.undecodableRecord(line: 1, reason: error.reason))
-        }
     }
 
     /// Changes the continuity of the channel in `file` with `change`
