@@ -28,6 +28,9 @@ public struct ChatAPI: Sendable {
 }
 public let api = ChatAPI()
 
+/// The chat server an app's sources talk to (the simulated one, in examples).
+public let server = SimulatedChatServer()
+
 public func showDiskFullBanner(_ path: String) {}
 
 /// An app's own record types, for examples that name them.

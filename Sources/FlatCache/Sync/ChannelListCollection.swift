@@ -9,7 +9,7 @@
 /// A channel that goes takes its cached messages with it.
 ///
 /// ```swift
-/// let list = ChannelListCollection(store: cache.channels, source: server)
+/// let list = try ChannelListCollection(store: cache.channels, source: server)
 /// Task { for await event in list.events { print(event) } }   // update the view
 /// try await list.start()
 /// ```
