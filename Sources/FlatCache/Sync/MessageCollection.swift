@@ -319,6 +319,7 @@ public actor MessageCollection<Source: MessageSource> {
         if !outside.isEmpty { let _: Void = try await store.save(outside) }
         hasPrevious = page.hasMore
         hasNext = startingPoint != .max
+        hugeGapFound = false  // the view is the server's now: no hole left before the newest
         show(fresh)
         emit(.replaced(fresh))
     }
