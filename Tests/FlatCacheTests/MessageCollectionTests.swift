@@ -270,6 +270,50 @@ import Testing
         #expect(await !collection.messages.contains { $0.messageID == 36 })
     }
 
+    @Test func aNewCollectionAfterLiveMessagesShowsEachMessageOnceInOrder() async throws {
+        // Given a collection that got 5 live messages, disposed, and 3 more sent after it
+        let cache = try cache()
+        await server.send(Self.messages(1...40))
+        let first = try collection(cache)
+        let firstLog = EventLog(first.events)
+        try await first.start()
+        await server.send(Self.messages(41...45))
+        try await firstLog.wait { $0.filter { if case .added = $0 { true } else { false } }.count == 5 }
+        await first.dispose()
+        await server.send(Self.messages(46...48))
+
+        // When a new collection starts on the same cache
+        let collection = try collection(cache)
+        let log = EventLog(collection.events)
+        try await collection.start()
+
+        // Then the cached page and the server's page each hold every message once, in order
+        try await log.wait { $0.count >= 2 }
+        guard case .cachedPage(let cached) = log.all[0] else {
+            Issue.record("events: \(log.all)")
+            return
+        }
+        #expect(Self.ids(cached) == Array(16...45))
+        #expect(await Self.ids(collection.messages) == Array(19...48))
+        while await collection.hasPrevious { try await collection.loadPrevious() }
+        #expect(await Self.ids(collection.messages) == Array(1...48))
+    }
+
+    @Test func aSyncAfterAHugeGapRecoversWithTheServersNewestPage() async throws {
+        let cache = try cache(maxMessagesPerChannel: 1_000)
+        let (collection, log) = try await syncedThenOffline(cache, threshold: 10)
+        await server.send(Self.messages(41...100))
+        await server.setOffline(false)
+        try await collection.sync()
+        _ = try await log.first { if case .hugeGap = $0 { true } else { nil } }
+
+        try await collection.sync()
+        await server.send([Self.message(101)])
+
+        try await log.wait { events in events.contains { if case .added(let m) = $0 { m.first?.messageID == 101 } else { false } } }
+        #expect(await Self.ids(collection.messages) == Array(71...101))
+    }
+
     @Test func aTokenTooOldReplacesTheViewWithTheServersPage() async throws {
         let cache = try cache()
         await server.setChangeLogLimits(retention: 5, pageSize: 100)
