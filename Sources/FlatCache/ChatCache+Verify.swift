@@ -33,8 +33,8 @@ public struct VerifiedFile: Sendable, Hashable, Codable {
 
 extension ChatCache {
     /// Checks every data file of the cache (channels, users, every channel's
-    /// messages) against its sidecar and decodes every record, moving nothing
-    /// unless `repair` is set.
+    /// messages, and the continuity kept with them) against its sidecar and
+    /// decodes every record, moving nothing unless `repair` is set.
     ///
     /// With `repair`, each bad file is moved into `quarantine/` exactly as a
     /// load would, logged and reported to ``Configuration/onDamagedFile``; the
@@ -44,7 +44,8 @@ extension ChatCache {
     /// - Parameters:
     ///   - repair: Whether to move bad files aside.
     ///   - progress: Called after each file with the number checked and the total.
-    /// - Returns: One entry per data file, channels and users first, then message files by name.
+    /// - Returns: One entry per data file, channels and users first, then message files by name,
+    ///   then the continuity files (`channels.continuity`, `messages/<key>.continuity`).
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` when `repair` is asked of a
     ///   read-only cache, or a file-system error.
     public func verify(
@@ -52,7 +53,12 @@ extension ChatCache {
     ) throws(FlatCacheError) -> [VerifiedFile] {
         if repair { try storage.requireWritable() }
         let messageFiles = try layout.messageFiles()
-        let total = 2 + messageFiles.count
+        var attachments = [(of: RecordFile, file: RecordFile)]()
+        for file in [layout.channelsFile] + messageFiles {
+            guard let path = file.attachment, try FileSystem.entry(at: path) != .missing else { continue }
+            attachments.append((file, RecordFile(path: path)))
+        }
+        let total = 2 + messageFiles.count + attachments.count
         var results = [VerifiedFile]()
         func check<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) {
             defer { progress(results.count, total) }
@@ -67,9 +73,25 @@ extension ChatCache {
                 results.append(VerifiedFile(path: relative, records: 0, problem: corruption.description, movedTo: movedTo))
             }
         }
+        /// A continuity file, checked holding the lock of the file it describes (as its readers do).
+        func checkAttachment(_ attachment: RecordFile, of file: RecordFile) throws(FlatCacheError) {
+            defer { progress(results.count, total) }
+            let relative = storage.relative(attachment.path)
+            let found = try storage.withLock(file) { () throws(FlatCacheError) in try ContinuityRecord.read(attachment, finishing: false) }
+            switch found {
+            case .success(nil):
+                return  // removed with its file since the listing
+            case .success:
+                results.append(VerifiedFile(path: relative, records: 1, problem: nil, movedTo: nil))
+            case .failure(let corruption):
+                let movedTo = try storage.isolate(attachment, because: corruption, moving: repair)
+                results.append(VerifiedFile(path: relative, records: 0, problem: corruption.description, movedTo: movedTo))
+            }
+        }
         try check(layout.channelsFile, as: Channel.self)
         try check(layout.usersFile, as: User.self)
         for file in messageFiles { try check(file, as: Message.self) }
+        for (file, attachment) in attachments { try checkAttachment(attachment, of: file) }
         return results
     }
 }

@@ -287,6 +287,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         var dropped = 0
         let result = changes[start...].reduce(onDisk) { $1.apply($0, &dropped) }
         installing = (result, dropped)
+        if changes[start...].contains(where: { $0.voidsAttachment?.isSet ?? false }) { try file.removeAttachment() }
         guard let result else { return stamps.data == nil ? .nothing : .remove }
         return .write(try engine.storage.stageReplace(file, try engine.storage.serialize(result)))
     }

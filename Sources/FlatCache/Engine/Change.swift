@@ -16,6 +16,19 @@ struct Change<R: CacheRecord>: Sendable {
     /// Whether the change ignores the records before it (a replace, a
     /// removal): then a write need not read the file.
     var replacesAll = false
+    /// Set by ``apply`` when what the file's attachment says no longer holds
+    /// of the result (retention dropped a message the change brought): the
+    /// write then removes the attachment first.
+    var voidsAttachment: Flag?
+
+    /// A flag that closures set from any thread.
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false  // guarded by `lock`
+
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
+    }
 }
 
 /// When the lines of new records may be appended to a file instead of the

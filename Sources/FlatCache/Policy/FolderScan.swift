@@ -24,7 +24,7 @@ struct FolderScan {
     private(set) var messageFiles = [MessageFile]()
     /// Everything in `quarantine/`.
     private(set) var quarantined = [QuarantinedFile]()
-    /// The bytes of the channel list and the users, each with its sidecar (0 when missing).
+    /// The bytes of the channel list (with its continuity) and the users, each with its sidecar (0 when missing).
     private(set) var channelsBytes = 0
     private(set) var usersBytes = 0
     /// `usage.lines`' stamp, when it exists.
@@ -44,11 +44,7 @@ struct FolderScan {
         usersBytes = try bytes(of: layout.usersFile)
         for file in try layout.messageFiles() {
             guard let stamp = try FileSystem.stamp(at: file.path) else { continue }
-            let sidecar = try FileSystem.stamp(at: file.sidecarPath)?.size ?? 0
-            // Its continuity goes with it: its bytes count with the channel's.
-            var attached = 0
-            if let attachment = file.attachment { attached = try bytes(of: RecordFile(path: attachment)) }
-            messageFiles.append(MessageFile(file: file, stamp: stamp, bytes: stamp.size + sidecar + attached))
+            messageFiles.append(MessageFile(file: file, stamp: stamp, bytes: try bytes(of: file)))
         }
         let quarantine = layout.quarantine.directory
         if try FileSystem.entry(at: quarantine) == .directory {
@@ -77,8 +73,12 @@ struct FolderScan {
         }
     }
 
+    /// The bytes of `file`, its sidecar, and its attachment with its sidecar
+    /// (which goes with it: its bytes count with the file's); 0 for each one missing.
     private func bytes(of file: RecordFile) throws(FlatCacheError) -> Int {
-        (try FileSystem.stamp(at: file.path)?.size ?? 0) + (try FileSystem.stamp(at: file.sidecarPath)?.size ?? 0)
+        let own = (try FileSystem.stamp(at: file.path)?.size ?? 0) + (try FileSystem.stamp(at: file.sidecarPath)?.size ?? 0)
+        guard let attachment = file.attachment else { return own }
+        return own + (try bytes(of: RecordFile(path: attachment)))
     }
 }
 

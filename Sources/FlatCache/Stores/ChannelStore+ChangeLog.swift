@@ -35,7 +35,8 @@ extension ChannelStore {
     private func withConsistentList<T>(_ body: (ContinuityRecord?) throws(FlatCacheError) -> T) throws(FlatCacheError) -> T? {
         let list = layout.channelsFile
         let file = layout.channelsContinuityFile
-        // Twice: a damaged record is moved aside, then the list is looked at again.
+        // Twice: a damaged record is reported and moved aside, then read as none (a read-only cache cannot move it).
+        var reported = false
         for _ in 0..<2 {
             try engine.writeWaitingChanges(list)
             var damaged: Corruption?
@@ -44,12 +45,15 @@ extension ChannelStore {
                 else { return nil }
                 switch try ContinuityRecord.read(file, finishing: !storage.isReadOnly) {
                 case .success(let record): return try body(record)
-                case .failure(let corruption): damaged = corruption
+                case .failure(let corruption):
+                    if reported { return try body(nil) }
+                    damaged = corruption
                 }
                 return nil
             }
             guard let damaged else { return outcome }
             _ = try storage.isolate(file, because: damaged, moving: true)
+            reported = true
         }
         return nil
     }

@@ -55,10 +55,19 @@ extension MessageStore {
                     replacesAll: true)))
                 continue
             }
+            let voided = Change<Message>.Flag()
             var change = Change<Message>(apply: { cached, dropped in
-                Self.retained(Self.upserting(incoming, into: cached ?? []), limit: limit, dropped: &dropped)
+                var droppedHere = 0
+                let kept = Self.retained(Self.upserting(incoming, into: cached ?? []), limit: limit, dropped: &droppedHere)
+                dropped += droppedHere
+                // A message older than every kept one was dropped as it came: ranges that cover it no longer hold.
+                if droppedHere > 0, let oldest = kept.first, let first = ordered.first, CanonicalOrder.precedes(first, oldest) {
+                    voided.set()
+                }
+                return kept
             })
             change.appended = (ordered, lines)
+            change.voidsAttachment = voided
             changes.append((file, change))
         }
         return changes
@@ -78,12 +87,20 @@ extension MessageStore {
     func changeLog(_ changed: [Message], deleted: Set<Message.MessageID>, fresh: Bool = false) throws(FlatCacheError) -> Change<Message> {
         _ = try storage.serialize(changed)  // before anything changes
         let limit = maxPerChannel
-        return Change(apply: { cached, dropped in
+        let voided = Change<Message>.Flag()
+        var change = Change<Message>(apply: { cached, dropped in
             let base = fresh ? nil : cached
             let merged = Self.upserting(changed, into: base ?? []).filter { !deleted.contains($0.messageID) }
-            let kept = Self.retained(merged, limit: limit, dropped: &dropped)
+            var droppedHere = 0
+            let kept = Self.retained(merged, limit: limit, dropped: &droppedHere)
+            dropped += droppedHere
+            if droppedHere > 0, let oldest = kept.first, changed.contains(where: { CanonicalOrder.precedes($0, oldest) }) {
+                voided.set()
+            }
             return base == nil && kept.isEmpty ? nil : kept
         }, replacesAll: fresh)
+        change.voidsAttachment = voided
+        return change
     }
 
     // MARK: - Policies
