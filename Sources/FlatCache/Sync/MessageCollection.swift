@@ -214,8 +214,12 @@ public actor MessageCollection<Source: MessageSource> {
     /// Applies the change log since `token` to the cache, a page at a time,
     /// and tells the view of shown messages changed or deleted. Returns the
     /// next token, or `nil` when the token was too old.
+    ///
+    /// Only messages the cache holds are updated: a message new since the
+    /// token is the gap's to fetch (and count), not the change log's to save.
     private func applyChangeLogs(since token: String) async throws(FlatCacheError) -> String? {
         var token = token
+        let known = shown.union(try await store.load(in: channelURL).map(\.messageID))
         // Bounded: a server that always says "more" cannot keep the collection here.
         for _ in 0..<10_000 {
             let since = token
@@ -223,7 +227,7 @@ public actor MessageCollection<Source: MessageSource> {
                 try await source.changeLog(in: channelURL, since: since)
             }
             guard case .changes(let updated, let deleted, let next, let hasMore) = log else { return nil }
-            let mine = updated.filter { $0.channelURL == channelURL }
+            let mine = updated.filter { $0.channelURL == channelURL && known.contains($0.messageID) }
             try await store.applyChangeLog(updated: mine, deletedMessageIDs: deleted, in: channelURL)
             let changedShown = mine.filter { shown.contains($0.messageID) }
             if !changedShown.isEmpty {
@@ -243,7 +247,7 @@ public actor MessageCollection<Source: MessageSource> {
 
     /// Fetches the messages after the newest shown, a page at a time, and
     /// saves them with their range known complete; `false` when more than
-    /// ``hugeGapThreshold`` are missing (then nothing is saved or shown).
+    /// ``hugeGapThreshold`` are missing (then this step saves and shows nothing).
     private func fillGap(addingToView: Bool) async throws(FlatCacheError) -> Bool {
         let newest = messages.last
         let lowest = newest?.createdAt ?? ChannelContinuity.channelStart
