@@ -31,7 +31,7 @@ struct SHA256Digest: Hashable, Sendable, CustomStringConvertible {
                 withUnsafePointer(to: UInt8(0)) { empty in
                     EVP_Digest(
                         input.baseAddress ?? UnsafeRawPointer(empty), input.count,
-                        out.baseAddress, nil, EVP_sha256(), nil) == 1
+                        out.baseAddress, nil, OpenSSLDigest.sha256, nil) == 1
                 }
             }
         }

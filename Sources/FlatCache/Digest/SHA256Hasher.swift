@@ -56,7 +56,7 @@ struct SHA256Hasher: Sendable {
 
         init() {
             // Allocation or SHA256 itself missing from OpenSSL cannot be handled here.
-            guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+            guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, OpenSSLDigest.sha256, nil) == 1 else {
                 preconditionFailure("OpenSSL could not start a SHA256 digest")
             }
             self.context = context
