@@ -47,6 +47,8 @@ import Testing
         let list = try ChannelListCollection(store: cache.channels, source: server, pageSize: pageSize)
         let log = EventLog(list.events)
         try await list.start()
+        // Events reach the log on their own task: wait for the start's last one.
+        try await log.wait { $0.contains { if case .replaced = $0 { true } else { false } } }
         return (list, log)
     }
 

@@ -186,6 +186,7 @@ import Testing
         let collection = try collection(cache, threshold: threshold)
         let log = EventLog(collection.events)
         try await collection.start()
+        try await log.wait { $0.contains { if case .replaced = $0 { true } else { false } } }
         await server.setOffline(true)
         return (collection, log)
     }
@@ -382,6 +383,8 @@ import Testing
 
         let returned = pages.flatMap(Self.ids)
         #expect(Set(returned).count == returned.count)
+        for _ in 0..<500 where await collection.messages.last?.messageID != 205 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await collection.messages.last?.messageID == 205)
         Self.expectInOrder(await collection.messages)
         let shown = await Self.ids(collection.messages)
         #expect(shown.count >= 15 + 8 * 15, "shown: \(shown) pages: \(pages.map { $0.count })")

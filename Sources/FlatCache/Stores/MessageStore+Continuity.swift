@@ -20,6 +20,8 @@ extension MessageStore {
     public func continuity(in channelURL: String) throws(FlatCacheError) -> ChannelContinuity {
         let file = try layout.messagesFile(forChannel: channelURL)
         guard used(file) else { return ChannelContinuity() }
+        // Most channels have none: one `stat`, not a read of their messages.
+        guard try FileSystem.entry(at: layout.continuityFile(of: file).path) != .missing else { return ChannelContinuity() }
         return try withConsistentMessages(in: file) { (record, _) throws(FlatCacheError) in record ?? ChannelContinuity() }
             ?? ChannelContinuity()
     }

@@ -55,6 +55,12 @@ public actor ChannelListCollection<Source: ChannelSource> {
         (events, continuation) = AsyncStream.makeStream(of: ChannelListEvent<Channel>.self)
     }
 
+    /// A collection let go without ``dispose()`` stops listening too.
+    deinit {
+        liveEvents?.cancel()
+        continuation.finish()
+    }
+
     /// Delivers the cached list (``ChannelListEvent/cachedList(_:)``),
     /// starts listening to live changes, then syncs with the server. A
     /// second call does nothing. When the server fails, the cached list

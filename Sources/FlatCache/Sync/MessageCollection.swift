@@ -94,6 +94,12 @@ public actor MessageCollection<Source: MessageSource> {
         (events, continuation) = AsyncStream.makeStream(of: MessageCollectionEvent<Message>.self)
     }
 
+    /// A collection let go without ``dispose()`` stops listening too.
+    deinit {
+        liveEvents?.cancel()
+        continuation.finish()
+    }
+
     // MARK: - What an app calls
 
     /// Delivers the cached page (``MessageCollectionEvent/cachedPage(_:)``),
