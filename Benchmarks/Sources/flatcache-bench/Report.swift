@@ -106,6 +106,7 @@ struct Report {
             }
         }
         out.append(contentsOf: policyTable(result))
+        out.append(contentsOf: result.collections?.markdown(workload: w.name) ?? [])
         out.append("\n### \(w.name): the limits, on the engine's own files (\(Self.megabytes(result.engineBytes)))\n")
         out.append("| what | time | throughput |")
         out.append("|---|---|---|")

@@ -48,6 +48,8 @@ struct WorkloadResult {
     var resaveAllocations = [SystemKind: ProbeRuns.Result]()
     /// FlatCache's sweep and preloaded bundle, which the other systems lack.
     var policies: PolicyResult?
+    /// A `MessageCollection`'s first cached page, against `loadLatest` and SQLite.
+    var collections: CollectionResult?
 }
 
 struct WorkloadRun {
@@ -190,6 +192,9 @@ struct WorkloadRun {
         result.policies = try PolicyRuns(
             workload: workload, saved: place(.flatCache), scratch: folder.appendingPathComponent("policies"),
             rounds: rounds
+        ).measure()
+        result.collections = try CollectionRuns(
+            workload: workload, scratch: folder.appendingPathComponent("collections"), rounds: rounds
         ).measure()
 
         progress("[\(name)] engine with pre-serialized records, and the limits")
