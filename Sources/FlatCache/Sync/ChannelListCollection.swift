@@ -13,7 +13,7 @@
 /// Task { for await event in list.events { print(event) } }   // update the view
 /// try await list.start()
 /// ```
-public actor ChannelListCollection<Source: ChannelSource> {
+public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
     /// The record type of the channels.
     public typealias Channel = Source.Channel
 
@@ -34,8 +34,8 @@ public actor ChannelListCollection<Source: ChannelSource> {
     private let continuation: AsyncStream<ChannelListEvent<Channel>>.Continuation
     private var started = false
     private var liveEvents: Task<Void, Never>?
-    private var busy = false
-    private var waiting = [CheckedContinuation<Void, Never>]()
+    /// Calls waiting for the one running (see ``TakesTurns``).
+    var turns = Turns()
 
     /// A collection of the user's channels; nothing happens until ``start()``.
     ///
@@ -96,9 +96,7 @@ public actor ChannelListCollection<Source: ChannelSource> {
         liveEvents?.cancel()
         liveEvents = nil
         continuation.finish()
-        let resumed = waiting
-        waiting = []
-        for call in resumed { call.resume() }
+        turns.releaseAll()
     }
 
     // MARK: - Syncing
@@ -193,31 +191,10 @@ public actor ChannelListCollection<Source: ChannelSource> {
         }
     }
 
-    // MARK: - One call at a time
+    // MARK: - The view
 
     private func emit(_ event: ChannelListEvent<Channel>) {
         guard !isDisposed else { return }
         continuation.yield(event)
-    }
-
-    /// Runs `body` when no other call of this collection is running.
-    private func exclusively<T>(_ body: () async throws(FlatCacheError) -> T) async throws(FlatCacheError) -> T {
-        guard !isDisposed else { throw .collectionDisposed }
-        if busy { await withCheckedContinuation { waiting.append($0) } } else { busy = true }
-        defer { if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() } }
-        guard !isDisposed else { throw .collectionDisposed }
-        return try await body()
-    }
-
-    /// Calls the source; its failure becomes ``FlatCacheError/sourceFailed(operation:underlying:)``.
-    private func ask<T: Sendable>(_ operation: String, _ call: @Sendable () async throws -> T) async throws(FlatCacheError) -> T {
-        let answer: T
-        do {
-            answer = try await call()
-        } catch {
-            throw isDisposed ? .collectionDisposed : .sourceFailed(operation: operation, underlying: error)
-        }
-        if isDisposed { throw .collectionDisposed }
-        return answer
     }
 }

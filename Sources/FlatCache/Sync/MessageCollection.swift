@@ -23,7 +23,7 @@
 /// (creation time, then id). A failing source throws
 /// ``FlatCacheError/sourceFailed(operation:underlying:)`` and leaves the
 /// cache intact; call ``sync()`` when the connection is back.
-public actor MessageCollection<Source: MessageSource> {
+public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// The record type of the channel's messages.
     public typealias Message = Source.Message
 
@@ -59,9 +59,8 @@ public actor MessageCollection<Source: MessageSource> {
     private var started = false
     private var hugeGapFound = false
     private var liveEvents: Task<Void, Never>?
-    /// Calls waiting for the one running (see ``exclusively(_:)``).
-    private var busy = false
-    private var waiting = [CheckedContinuation<Void, Never>]()
+    /// Calls waiting for the one running (see ``TakesTurns``).
+    var turns = Turns()
 
     /// A collection of the channel's messages; nothing happens until ``start()``.
     ///
@@ -184,9 +183,7 @@ public actor MessageCollection<Source: MessageSource> {
         liveEvents?.cancel()
         liveEvents = nil
         continuation.finish()
-        let resumed = waiting
-        waiting = []
-        for call in resumed { call.resume() }
+        turns.releaseAll()
     }
 
     // MARK: - Syncing
@@ -479,38 +476,5 @@ public actor MessageCollection<Source: MessageSource> {
     private func emit(_ event: MessageCollectionEvent<Message>) {
         guard !isDisposed else { return }
         continuation.yield(event)
-    }
-
-    // MARK: - One call at a time
-
-    /// Runs `body` when no other call of this collection is running, so that
-    /// calls never interleave across their `await`s.
-    private func exclusively<T>(_ body: () async throws(FlatCacheError) -> T) async throws(FlatCacheError) -> T {
-        guard !isDisposed else { throw .collectionDisposed }
-        if busy { await withCheckedContinuation { waiting.append($0) } } else { busy = true }
-        defer { handOver() }
-        guard !isDisposed else { throw .collectionDisposed }
-        return try await body()
-    }
-
-    /// Lets the next waiting call run, or marks the collection idle.
-    private func handOver() {
-        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
-    }
-
-    /// Calls the source; its failure becomes ``FlatCacheError/sourceFailed(operation:underlying:)``,
-    /// and a disposal meanwhile ``FlatCacheError/collectionDisposed``.
-    private func ask<T: Sendable>(
-        _ operation: String, _ call: @Sendable () async throws -> T
-    ) async throws(FlatCacheError) -> T {
-        let answer: T
-        do {
-            answer = try await call()
-        } catch {
-            if isDisposed { throw .collectionDisposed }
-            throw .sourceFailed(operation: operation, underlying: error)
-        }
-        if isDisposed { throw .collectionDisposed }
-        return answer
     }
 }
