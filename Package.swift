@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "FlatCache", targets: ["FlatCache"]),
         .executable(name: "flatcache", targets: ["flatcache"]),
+        .library(name: "FlatCacheMatrix", targets: ["FlatCacheMatrix"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -26,6 +27,12 @@ let package = Package(
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux, .android])),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // A Matrix account's rooms, messages and profiles as FlatCache sources (client-server API v3,
+        // URLSession; FoundationNetworking on Linux). Not a dependency of FlatCache itself.
+        .target(
+            name: "FlatCacheMatrix",
+            dependencies: ["FlatCache"]
         ),
         // The command-line tool: inspect, verify, repair, export and import a cache folder.
         .executableTarget(

@@ -1,0 +1,127 @@
+public import FlatCache
+
+/// A Matrix account as FlatCache's sources: the messages of its rooms
+/// (``FlatCache/MessageSource``), its joined rooms (``FlatCache/ChannelSource``) and
+/// its users' profiles (``FlatCache/UserSource``), over the client-server API v3.
+///
+/// ```swift
+/// let account = try await MatrixAccount.login(homeserver: server, user: "mina", password: password)
+/// let source = MatrixSource(client: account.client)
+/// let cache = try ChatCache<MatrixMessage, MatrixRoom, ChatUser>(directory: folder)
+/// let collection = try MessageCollection(channelURL: roomID, store: cache.messages, source: source)
+/// ```
+///
+/// How the API maps onto the sources:
+/// - Rooms are channels and `m.room.message` events are messages; an edit
+///   (`rel_type: m.replace`) updates the message it edits, and a redaction
+///   deletes the message it redacts. Edits and redacted messages are never
+///   messages of their own.
+/// - A page around a time starts at `/timestamp_to_event` and walks
+///   `/messages` (`dir=b` or `dir=f`) from the `/context` token around that event.
+/// - A change log token is a `/sync` `next_batch`. A change log is a `/sync`
+///   from it, filtered to the room; a `limited` answer (a gap) is walked back
+///   through `/messages` from its `prev_batch` to the token, up to
+///   ``maxGapEvents`` events, beyond which the log says
+///   ``FlatCache/MessageChangeLog/tokenTooOld`` and the collection reloads.
+///   A token the server refuses is too old as well.
+/// - Live events come from a long-polling `/sync` loop that retries with a
+///   growing pause when the network fails and ends when the token is refused.
+/// - The channel list is the joined rooms, newest last message first.
+public struct MatrixSource: MessageSource, ChannelSource, UserSource {
+    /// The record type of messages: an `m.room.message` event.
+    public typealias Message = MatrixMessage
+    /// The record type of channels: a joined room.
+    public typealias Channel = MatrixRoom
+    /// The record type of users: a profile.
+    public typealias User = ChatUser
+
+    /// The client, with the account's access token.
+    public let client: MatrixClient
+    /// The most events a change log walks in a `limited` sync before it says
+    /// the token is too old; 1,000 by default.
+    public var maxGapEvents = 1_000
+    /// How long a live `/sync` waits on the server for news, in seconds; 30 by default.
+    public var pollTimeout: Double = 30
+    /// How far around a page's time the walk starts, in milliseconds, so that
+    /// messages sharing a millisecond (or sent with skewed clocks) are never
+    /// skipped; 2,000 by default.
+    public var timestampSlack: Int64 = 2_000
+    /// The most requests one call makes while walking `/messages`; 1,000 by default.
+    public var maxRequestsPerCall = 1_000
+
+    /// A source for the account `client` is logged in as.
+    ///
+    /// - Parameter client: A client with an access token.
+    public init(client: MatrixClient) {
+        self.client = client
+    }
+
+    // MARK: - MessageSource
+
+    /// Up to `limit` messages of the room before or after `timestamp`, oldest first.
+    ///
+    /// - Throws: ``MatrixError``.
+    public func messages(
+        in channelURL: String, _ direction: PageDirection, _ timestamp: Int64, limit: Int
+    ) async throws -> MessagePage<MatrixMessage> {
+        try await page(in: channelURL, direction, timestamp, limit: limit)
+    }
+
+    /// The `next_batch` of a `/sync` that asks for nothing: the account's state now.
+    ///
+    /// - Throws: ``MatrixError``.
+    public func changeLogToken(in channelURL: String) async throws -> String {
+        try await currentSyncToken()
+    }
+
+    /// What changed in the room since `token` (see the type's description).
+    ///
+    /// - Throws: ``MatrixError``.
+    public func changeLog(in channelURL: String, since token: String) async throws -> MessageChangeLog<MatrixMessage> {
+        try await roomChangeLog(in: channelURL, since: token)
+    }
+
+    /// The account's live events from now on (see the type's description).
+    public func liveEvents() async -> AsyncStream<LiveEvent<MatrixMessage>> {
+        liveStream { source, batch throws(MatrixError) in try await source.liveEvents(in: batch) }
+    }
+
+    // MARK: - ChannelSource
+
+    /// A page of the joined rooms, newest last message first. The cursor is
+    /// the offset into the list, which is read afresh at each call.
+    ///
+    /// - Throws: ``MatrixError``, or ``MatrixError/invalidArgument(_:)`` for a cursor this did not give.
+    public func channels(from cursor: String?, limit: Int) async throws -> ChannelPage<MatrixRoom> {
+        try await roomPage(from: cursor, limit: limit)
+    }
+
+    /// The account's `/sync` token now.
+    ///
+    /// - Throws: ``MatrixError``.
+    public func channelChangeLogToken() async throws -> String {
+        try await currentSyncToken()
+    }
+
+    /// The rooms joined or changed, and the rooms left, since `token`.
+    ///
+    /// - Throws: ``MatrixError``.
+    public func channelChangeLog(since token: String) async throws -> ChannelChangeLog<MatrixRoom> {
+        try await roomListChangeLog(since: token)
+    }
+
+    /// Rooms joined, changed and left, live.
+    public func channelEvents() async -> AsyncStream<ChannelEvent<MatrixRoom>> {
+        liveStream { source, batch throws(MatrixError) in try await source.roomEvents(in: batch) }
+    }
+
+    // MARK: - UserSource
+
+    /// The profiles (`/profile/{userId}`) of these users; users the server
+    /// does not know, or will not show, are left out.
+    ///
+    /// - Throws: ``MatrixError``.
+    public func users(withIDs userIDs: [String]) async throws -> [ChatUser] {
+        try await profiles(of: userIDs)
+    }
+}
