@@ -67,7 +67,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FlatCacheTests",
-            dependencies: ["FlatCache", "FlatCacheSampleServer", "flatcache-test-helper", "flatcache"],
+            dependencies: ["FlatCache", "FlatCacheMatrix", "FlatCacheSampleServer", "flatcache-test-helper", "flatcache"],
             exclude: ["Golden", "FuzzFindings"]
         ),
     ],

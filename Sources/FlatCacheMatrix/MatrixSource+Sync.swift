@@ -45,7 +45,7 @@ extension MatrixSource {
 
     func roomChangeLog(in roomID: String, since token: String) async throws(MatrixError) -> MessageChangeLog<MatrixMessage> {
         guard !roomID.isEmpty else { throw .invalidArgument("the room id is empty") }
-        let filter = Self.syncFilter(rooms: [roomID], timelineLimit: 100, stateTypes: [])
+        let filter = Self.syncFilter(rooms: [roomID], timelineLimit: max(changeLogTimelineLimit, 1), stateTypes: [])
         guard let response = try await sync(fromPossiblyStale: token, filter: filter) else { return .tokenTooOld }
         guard let room = response.joined[roomID] else {
             return .changes(updated: [], deleted: [], next: response.nextBatch, hasMore: false)

@@ -37,6 +37,10 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
 
     /// The client, with the account's access token.
     public let client: MatrixClient
+    /// How many of a room's newest events a change log's `/sync` returns;
+    /// more make its answer `limited`, and the rest is walked through
+    /// `/messages`. 100 by default.
+    public var changeLogTimelineLimit = 100
     /// The most events a change log walks in a `limited` sync before it says
     /// the token is too old; 1,000 by default.
     public var maxGapEvents = 1_000

@@ -27,23 +27,23 @@ final class EventLog<Event: Sendable>: @unchecked Sendable {
     /// Whether the stream has finished.
     var isFinished: Bool { lock.withLock { finished } }
 
-    /// Waits up to 5 seconds for an event `matching` returns a value for.
-    func first<T>(_ matching: @escaping (Event) -> T?) async throws -> T {
-        for _ in 0..<500 {
+    /// Waits up to `seconds` (5 by default) for an event `matching` returns a value for.
+    func first<T>(within seconds: Int = 5, _ matching: @escaping (Event) -> T?) async throws -> T {
+        for _ in 0..<(seconds * 100) {
             if let found = all.lazy.compactMap(matching).first { return found }
             try await Task.sleep(for: .milliseconds(10))
         }
-        Issue.record("no such event in 5 s; events: \(all)")
+        Issue.record("no such event in \(seconds) s; events: \(all)")
         throw CancellationError()
     }
 
-    /// Waits up to 5 seconds for `condition` to hold of the events.
-    func wait(until condition: @escaping ([Event]) -> Bool) async throws {
-        for _ in 0..<500 {
+    /// Waits up to `seconds` (5 by default) for `condition` to hold of the events.
+    func wait(within seconds: Int = 5, until condition: @escaping ([Event]) -> Bool) async throws {
+        for _ in 0..<(seconds * 100) {
             if condition(all) { return }
             try await Task.sleep(for: .milliseconds(10))
         }
-        Issue.record("condition not met in 5 s; events: \(all)")
+        Issue.record("condition not met in \(seconds) s; events: \(all)")
         throw CancellationError()
     }
 }

@@ -1,0 +1,291 @@
+import FlatCache
+import FlatCacheMatrix
+import Foundation
+import Testing
+
+/// FlatCache against a real Matrix homeserver: the local Synapse of
+/// `Scripts/test-matrix`. Each test uses fresh accounts and rooms; every
+/// wait is bounded. Serialized: one test stops and restarts the server.
+@Suite(.serialized, .enabled(if: Synapse.isEnabled, "needs the local Synapse: run Scripts/test-matrix"))
+struct MatrixTests {
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
+
+    private func openCache() throws -> MatrixCache {
+        try MatrixCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 2_000))
+    }
+
+    @Test func aFreshAccountIsCachedAndShownOffline() async throws {
+        let mina = try await Synapse.newUser("mina")
+        let bea = try await Synapse.newUser("bea")
+        let trip = try await mina.createRoom("Trip", inviting: [bea])
+        for index in 0..<5 { try await bea.send("trip \(index)", in: trip) }
+        let lunch = try await mina.createRoom("Lunch")
+        try await mina.send("lunch 0", in: lunch)
+        let server = try await mina.serverMessages(in: trip)
+        #expect(server.count == 5)
+
+        let cache = try openCache()
+        let list = try ChannelListCollection(store: cache.channels, source: mina.source)
+        try await list.start()
+        #expect(await list.channels.map(\.roomID) == [lunch, trip])  // newest last message first
+        #expect(await list.channels.map(\.name) == ["Lunch", "Trip"])
+        #expect(await list.channels.map(\.joinedMemberCount) == [1, 2])
+        await list.dispose()
+
+        let collection = try MessageCollection(channelURL: trip, store: cache.messages, source: mina.source)
+        let events = EventLog(collection.events)
+        try await collection.start()
+        #expect(await collection.messages == server)
+        try await events.wait { $0.contains { if case .replaced(let page) = $0 { page == server } else { false } } }
+        await collection.dispose()
+
+        let directory = UserDirectory(users: cache.users, source: mina.source)
+        let senders = try await directory.users(withIDs: server.map(\.sender))
+        #expect(senders.map(\.userID) == [bea.userID])
+        #expect(senders.first?.nickname == String(bea.userID.dropFirst().prefix { $0 != ":" }))
+        try await cache.close()
+
+        // Offline: a new cache on the folder, no source at all.
+        let offline = try openCache()
+        #expect(try await offline.messages.load(in: trip) == server)
+        #expect(try await offline.channels.load().map(\.name) == ["Lunch", "Trip"])
+        #expect(try await offline.users.user(withID: bea.userID)?.userID == bea.userID)
+        #expect(try await offline.messages.continuity(in: trip).changeLogToken != nil)
+    }
+
+    @Test func fiftyMessagesWhileOfflineAreFilledOnReconnectWithoutDuplicatesOrLoss() async throws {
+        let mina = try await Synapse.newUser("mina")
+        let bea = try await Synapse.newUser("bea")
+        let room = try await mina.createRoom("Gap", inviting: [bea])
+        for index in 0..<10 { try await mina.send("before \(index)", in: room) }
+
+        let cache = try openCache()
+        // A small sync timeline, so that 50 messages make a `limited` sync: the gap is walked through /messages.
+        var source = mina.source
+        source.changeLogTimelineLimit = 10
+        let collection = try MessageCollection(channelURL: room, store: cache.messages, source: WithoutLiveEvents(source))
+        let events = EventLog(collection.events)
+        try await collection.start()
+        #expect(await collection.messages.count == 10)
+
+        // Offline: no live events reach the collection while Bea writes.
+        let first = try await bea.send("while away 0", in: room)
+        try await bea.send(49, "while away", in: room)
+        let edited = try #require(await collection.messages.first)
+        try await mina.edit(edited.eventID, in: room, to: "edited while away")
+
+        try await collection.sync()  // reconnect
+        let server = try await mina.serverMessages(in: room)
+        #expect(server.count == 60)
+        let shown = await collection.messages
+        #expect(shown.map(\.eventID).sorted() == server.map(\.eventID).sorted())
+        #expect(Set(shown.map(\.eventID)).count == shown.count)
+        #expect(shown.first?.body == "edited while away")
+        let added = try await events.first { if case .added(let messages) = $0 { messages } else { nil } }
+        #expect(added.count == 50)
+        #expect(added.contains { $0.eventID == first })
+        let cached = try await cache.messages.load(in: room)
+        #expect(cached.map(\.eventID).sorted() == server.map(\.eventID).sorted())
+        #expect(Dictionary(uniqueKeysWithValues: cached.map { ($0.eventID, $0.body) })
+            == Dictionary(uniqueKeysWithValues: server.map { ($0.eventID, $0.body) }))
+        await collection.dispose()
+    }
+
+    @Test func fourHundredMessagesWhileOfflineAreAHugeGap() async throws {
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Busy")
+        for index in 0..<5 { try await mina.send("old \(index)", in: room) }
+        let cache = try openCache()
+        let collection = try MessageCollection(
+            channelURL: room, store: cache.messages, source: WithoutLiveEvents(mina.source), hugeGapThreshold: 300)
+        let events = EventLog(collection.events)
+        try await collection.start()
+
+        try await mina.send(400, "new", in: room, parallel: 8)
+        try await collection.sync()
+        _ = try await events.first { if case .hugeGap = $0 { true } else { nil } }
+        #expect(await collection.messages.count == 5)  // nothing of the gap shown…
+        #expect(try await cache.messages.load(in: room).count == 5)  // …or saved
+        #expect(try await cache.messages.continuity(in: room).changeLogToken == nil)
+        await collection.dispose()
+
+        // A new collection shows the server's newest page.
+        let fresh = try MessageCollection(channelURL: room, store: cache.messages, source: mina.source, pageSize: 30)
+        try await fresh.start()
+        let server = try await mina.serverMessages(in: room)
+        #expect(server.count == 405)
+        #expect(await fresh.messages.map(\.eventID) == server.suffix(30).map(\.eventID))
+        await fresh.dispose()
+    }
+
+    @Test func anEditAndARedactionReachTheCacheAndTheEvents() async throws {
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Edits")
+        var ids = [String]()
+        for index in 0..<4 { ids.append(try await mina.send("message \(index)", in: room)) }
+        let cache = try openCache()
+        let collection = try MessageCollection(channelURL: room, store: cache.messages, source: mina.source)
+        let events = EventLog(collection.events)
+        try await collection.start()
+
+        // Live.
+        try await mina.edit(ids[1], in: room, to: "message 1, edited")
+        try await mina.redact(ids[2], in: room)
+        let updated = try await events.first(within: 20) { if case .updated(let messages) = $0 { messages } else { nil } }
+        #expect(updated.map(\.eventID) == [ids[1]])
+        #expect(updated.first?.body == "message 1, edited")
+        #expect(updated.first?.isEdited == true)
+        let deleted = try await events.first(within: 20) { if case .deleted(let ids) = $0 { ids } else { nil } }
+        #expect(deleted == [ids[2]])
+        #expect(await collection.messages.map(\.eventID) == [ids[0], ids[1], ids[3]])
+        #expect(try await cache.messages.load(in: room).map(\.body) == ["message 0", "message 1, edited", "message 3"])
+        await collection.dispose()
+
+        // Through the change log, with no collection listening.
+        try await mina.edit(ids[0], in: room, to: "message 0, edited")
+        try await mina.redact(ids[3], in: room)
+        let next = try MessageCollection(channelURL: room, store: cache.messages, source: WithoutLiveEvents(mina.source))
+        let nextEvents = EventLog(next.events)
+        try await next.start()
+        #expect(try await cache.messages.load(in: room).map(\.body) == ["message 0, edited", "message 1, edited"])
+        #expect(await next.messages.map(\.body) == ["message 0, edited", "message 1, edited"])
+        let cachedPage = try await nextEvents.first { if case .cachedPage(let page) = $0 { page } else { nil } }
+        #expect(cachedPage.map(\.body) == ["message 0", "message 1, edited", "message 3"])
+        await next.dispose()
+    }
+
+    @Test func aNewRoomAndALeftRoomChangeTheChannelList() async throws {
+        let mina = try await Synapse.newUser("mina")
+        let kept = try await mina.createRoom("Kept")
+        let left = try await mina.createRoom("Left")
+        let cache = try openCache()
+        let list = try ChannelListCollection(store: cache.channels, source: mina.source)
+        let events = EventLog(list.events)
+        try await list.start()
+        #expect(Set(await list.channels.map(\.roomID)) == [kept, left])
+
+        // Live.
+        let joined = try await mina.createRoom("Joined")
+        try await mina.send("hello", in: joined)
+        try await mina.leave(left)
+        try await events.wait(within: 20) { events in
+            events.contains { if case .removed(let url) = $0 { url == left } else { false } }
+        }
+        for _ in 0..<200 where await list.channels.first?.lastMessage == nil { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(await list.channels.map(\.roomID) == [joined, kept])
+        #expect(await list.channels.first?.lastMessage?.body == "hello")
+        #expect(try await cache.channels.load().map(\.roomID) == [joined, kept])
+        await list.dispose()
+
+        // Through the change log.
+        let another = try await mina.createRoom("Another")
+        try await mina.leave(kept)
+        let next = try ChannelListCollection(store: cache.channels, source: WithoutLiveEvents(mina.source))
+        try await next.start()
+        #expect(Set(await next.channels.map(\.roomID)) == [joined, another])
+        #expect(Set(try await cache.channels.load().map(\.roomID)) == [joined, another])
+        await next.dispose()
+    }
+
+    @Test func aProfileChangeReachesTheUserDirectory() async throws {
+        let mina = try await Synapse.newUser("mina")
+        let bea = try await Synapse.newUser("bea")
+        try await bea.setDisplayName("Bea")
+        let cache = try openCache()
+        let directory = UserDirectory(users: cache.users, source: mina.source, maxAge: .milliseconds(1))
+        let events = EventLog(directory.events)
+        #expect(try await directory.users(withIDs: [bea.userID]).map(\.nickname) == ["Bea"])
+
+        try await bea.setDisplayName("Beatrice")
+        try await Task.sleep(for: .milliseconds(5))
+        _ = try await directory.users(withIDs: [bea.userID])  // old: refreshed in the background
+        let changed = try await events.first(within: 10) { if case .changed(let users) = $0 { users } else { nil } }
+        #expect(changed.map(\.nickname) == ["Beatrice"])
+        #expect(try await cache.users.user(withID: bea.userID)?.nickname == "Beatrice")
+        #expect(try await mina.source.users(withIDs: ["@nobody_here:localhost"]).isEmpty)
+    }
+
+    @Test func errorsAreTypedAndNeverWipeTheCache() async throws {
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Errors")
+        try await mina.send("kept", in: room)
+        let cache = try openCache()
+        let collection = try MessageCollection(channelURL: room, store: cache.messages, source: WithoutLiveEvents(mina.source))
+        try await collection.start()
+        await collection.dispose()
+
+        // A token the server refuses.
+        let stranger = try MatrixSource(client: MatrixClient(homeserver: try Synapse.url(), accessToken: "not-a-token"))
+        await #expect(throws: MatrixError.self) { try await stranger.changeLogToken(in: room) }
+        do {
+            _ = try await stranger.messages(in: room, .before, .max, limit: 5)
+            Issue.record("a refused token must throw")
+        } catch let error as MatrixError {
+            #expect(error.errcode == "M_UNKNOWN_TOKEN")
+        }
+        // A change log token the server cannot read is too old: load afresh.
+        guard case .tokenTooOld = try await mina.source.changeLog(in: room, since: "s0_not_a_token") else {
+            Issue.record("a refused since token must be tokenTooOld")
+            return
+        }
+        // A room the account is not in.
+        await #expect(throws: MatrixError.self) { try await mina.source.messages(in: "!nowhere:localhost", .before, .max, limit: 5) }
+
+        let failing = try MessageCollection(channelURL: room, store: cache.messages, source: WithoutLiveEvents(stranger))
+        await #expect(throws: FlatCacheError.self) { try await failing.start() }
+        #expect(await failing.messages.map(\.body) == ["kept"])  // the cached page stays shown
+        #expect(try await cache.messages.load(in: room).map(\.body) == ["kept"])
+        await failing.dispose()
+    }
+
+    /// Last in the file: it stops the server (the others run before it; the suite is serialized).
+    @Test func theServerStoppedMidSyncLeavesTheCacheIntact() async throws {
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Outage")
+        for index in 0..<10 { try await mina.send("before \(index)", in: room) }
+        let cache = try openCache()
+        let collection = try MessageCollection(
+            channelURL: room, store: cache.messages, source: WithoutLiveEvents(mina.source), pageSize: 10)
+        try await collection.start()
+        try await mina.send(150, "during", in: room, parallel: 8)
+        let before = try await cache.messages.load(in: room)
+        let continuity = try await cache.messages.continuity(in: room)
+
+        // The server stops after the first page of the gap (pages of 100): the sync fails half-way.
+        var source = mina.source
+        source.changeLogTimelineLimit = 10
+        let stopping = try MessageCollection(
+            channelURL: room, store: cache.messages, source: StopsServer(source, afterPages: 1), pageSize: 10)
+        let restart = { () async throws -> URL in
+            try Synapse.script("start")
+            return try Synapse.url()
+        }
+        do {
+            try await stopping.start()
+            Issue.record("a sync whose server stopped must throw")
+        } catch {
+            #expect("\(error)".contains("could not reach"), "\(error)")
+        }
+        #expect(await stopping.messages.map(\.eventID) == before.map(\.eventID))  // the cached page still shown
+        #expect(try await cache.messages.load(in: room) == before)
+        #expect(try await cache.messages.continuity(in: room) == continuity)
+        _ = try await cache.flush()
+        #expect(try cache.verify().allSatisfy(\.isValid))
+        await stopping.dispose()
+        await collection.dispose()
+
+        // Back: the next sync completes, nothing duplicated or lost.
+        let moved = try mina.reconnected(to: try await restart())
+        let next = try MessageCollection(channelURL: room, store: cache.messages, source: WithoutLiveEvents(moved.source))
+        try await next.start()
+        let server = try await moved.serverMessages(in: room)
+        #expect(server.count == 160)
+        let cached = try await cache.messages.load(in: room)
+        #expect(cached.map(\.eventID).sorted() == server.map(\.eventID).sorted())
+        await next.dispose()
+    }
+}
