@@ -59,6 +59,16 @@ let package = Package(
             ],
             path: "Samples/Demo"
         ),
+        // Keeps a Matrix account's rooms cached in a folder and shows them offline.
+        .executableTarget(
+            name: "flatcache-matrix",
+            dependencies: [
+                "FlatCache",
+                "FlatCacheMatrix",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/Matrix"
+        ),
         // A second process for the tests (two processes on one cache folder); not a product.
         .executableTarget(
             name: "flatcache-test-helper",

@@ -1,0 +1,151 @@
+import FlatCache
+import FlatCacheMatrix
+import Foundation
+
+/// The rooms of one account kept in one cache: the channel list, a
+/// collection per room, and the user directory, printing a line per change.
+actor AccountSync {
+    private let cache: MatrixCache
+    private let source: MatrixSource
+    private let pageSize: Int
+    private let history: Int
+    private let hugeGap: Int
+    private let list: ChannelListCollection<MatrixSource>
+    private let directory: UserDirectory<ChatUser>
+    private var collections = [String: MessageCollection<MatrixSource>]()
+    private var printers = [Task<Void, Never>]()
+    private var names = [String: String]()
+
+    init(cache: MatrixCache, source: MatrixSource, pageSize: Int, history: Int, hugeGap: Int) throws {
+        self.cache = cache
+        self.source = source
+        self.pageSize = pageSize
+        self.history = history
+        self.hugeGap = hugeGap
+        list = try ChannelListCollection(store: cache.channels, source: source)
+        directory = UserDirectory(users: cache.users, source: source)
+    }
+
+    /// The channel list, then each room's collection, then the senders' profiles.
+    func syncOnce() async throws {
+        let started = ContinuousClock.now
+        try await list.start()
+        let rooms = await list.channels
+        print("\(rooms.count) joined room\(rooms.count == 1 ? "" : "s")")
+        var cached = 0
+        for room in rooms {
+            let collection = try await collection(for: room.roomID)
+            for _ in 0..<history where await collection.hasPrevious { try await collection.loadPrevious() }
+            let shown = await collection.messages
+            let users = try await directory.users(withIDs: shown.map(\.sender))
+            for user in users { names[user.userID] = user.nickname }
+            let total = try await cache.messages.load(in: room.roomID).count
+            cached += total
+            print("  \(room.name) (\(room.roomID)): \(total) message\(total == 1 ? "" : "s") cached")
+        }
+        _ = try await cache.flush()
+        let elapsed = ContinuousClock.now - started
+        print("synced \(rooms.count) room\(rooms.count == 1 ? "" : "s"), \(cached) messages cached, in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+    }
+
+    /// Live events until the process is interrupted (SIGINT or SIGTERM).
+    func follow() async throws {
+        print("following live events; Ctrl-C to stop")
+        for (roomID, collection) in collections { printers.append(printEvents(of: collection, roomID: roomID)) }
+        printers.append(printListEvents())
+        await Interrupt.wait()
+        print("interrupted")
+    }
+
+    /// Disposes the collections.
+    func stop() async {
+        for collection in collections.values { await collection.dispose() }
+        await list.dispose()
+        for printer in printers { printer.cancel() }
+    }
+
+    private func collection(for roomID: String) async throws -> MessageCollection<MatrixSource> {
+        if let existing = collections[roomID] { return existing }
+        let collection = try MessageCollection(
+            channelURL: roomID, store: cache.messages, source: source, pageSize: pageSize, hugeGapThreshold: hugeGap)
+        collections[roomID] = collection
+        try await collection.start()
+        return collection
+    }
+
+    private func printEvents(of collection: MessageCollection<MatrixSource>, roomID: String) -> Task<Void, Never> {
+        Task { [weak self] in
+            for await event in collection.events {
+                guard let self else { return }
+                await self.describe(event, in: roomID)
+            }
+        }
+    }
+
+    private func printListEvents() -> Task<Void, Never> {
+        Task { [weak self, list] in
+            for await event in list.events {
+                guard let self else { return }
+                await self.describe(event)
+            }
+        }
+    }
+
+    private func describe(_ event: MessageCollectionEvent<MatrixMessage>, in roomID: String) async {
+        switch event {
+        case .added(let messages):
+            let users = (try? await directory.users(withIDs: messages.map(\.sender))) ?? []
+            for user in users { names[user.userID] = user.nickname }
+            for message in messages { print("\(roomID)  + \(Format.line(message, names: names))") }
+        case .updated(let messages):
+            for message in messages { print("\(roomID)  ~ \(Format.line(message, names: names))") }
+        case .deleted(let ids):
+            for id in ids { print("\(roomID)  - \(id) redacted") }
+        case .hugeGap:
+            print("\(roomID)  a huge gap: the next sync shows the room's newest page")
+        case .channelDeleted:
+            print("\(roomID)  left: its cached messages are gone")
+        case .failed(let error):
+            print("\(roomID)  failed: \(error)")
+        case .cachedPage, .replaced, .channelUpdated:
+            break
+        }
+    }
+
+    private func describe(_ event: ChannelListEvent<MatrixRoom>) async {
+        switch event {
+        case .added(let room):
+            print("room joined: \(room.name) (\(room.roomID))")
+            do {
+                let collection = try await collection(for: room.roomID)
+                printers.append(printEvents(of: collection, roomID: room.roomID))
+            } catch {
+                print("\(room.roomID)  failed: \(error)")
+            }
+        case .removed(let roomID):
+            print("room left: \(roomID)")
+            await collections.removeValue(forKey: roomID)?.dispose()
+        case .failed(let error):
+            print("room list failed: \(error)")
+        case .cachedList, .replaced, .updated, .moved:
+            break
+        }
+    }
+}
+
+/// Waits for SIGINT or SIGTERM.
+enum Interrupt {
+    static func wait() async {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        var sources = [any DispatchSourceSignal]()
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)  // the dispatch source handles it instead
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { continuation.yield() }
+            source.resume()
+            sources.append(source)
+        }
+        for await _ in stream { break }
+        for source in sources { source.cancel() }
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import FlatCache
+import FlatCacheMatrix
+import Foundation
+
+/// `flatcache-matrix`: keeps a Matrix account's rooms cached in a folder and
+/// shows them from the cache, offline.
+@main
+struct MatrixTool: AsyncParsableCommand {
+    /// The subcommands.
+    static let configuration = CommandConfiguration(
+        commandName: "flatcache-matrix",
+        abstract: "Keep a Matrix account's rooms in a FlatCache folder, and show them offline.",
+        discussion: """
+            'sync' logs in, caches the joined rooms, each room's newest messages (and what was \
+            missed since the last sync) and their senders' profiles; with --follow it then keeps \
+            the cache up to date with live events until interrupted. 'rooms' and 'messages' read \
+            the folder only: they work with the server down. The 'flatcache' tool reads the same \
+            folder too ('flatcache info', 'flatcache verify').
+            """,
+        subcommands: [SyncCommand.self, RoomsCommand.self, MessagesCommand.self, SendCommand.self])
+}
+
+/// The cache folder every subcommand takes.
+struct FolderOption: ParsableArguments {
+    @Option(name: .long, help: "The cache folder (created by 'sync').")
+    var directory: String
+
+    var url: URL { URL(fileURLWithPath: directory) }
+
+    /// The cache, read-only: for the offline commands, which must find a folder 'sync' made.
+    func openForReading() throws -> MatrixCache {
+        guard FileManager.default.fileExists(atPath: url.appendingPathComponent("format").path) else {
+            throw ValidationError("\(directory) is not a FlatCache folder yet: run 'flatcache-matrix sync' first.")
+        }
+        return try MatrixCache(directory: url, configuration: Configuration(maxMessagesPerChannel: .max, readOnly: true))
+    }
+}
+
+/// The homeserver and the credentials of the online subcommands.
+struct LoginOptions: ParsableArguments {
+    @Option(name: .long, help: "The homeserver's URL, such as http://127.0.0.1:8008.")
+    var homeserver: String
+
+    @Option(name: .long, help: "The user to log in as: a localpart (mina) or a user id (@mina:example.org).")
+    var user: String?
+
+    @Option(name: .long, help: "The password (or set FLATCACHE_MATRIX_PASSWORD).")
+    var password: String?
+
+    @Option(name: .long, help: "An access token instead of a user and password (or set FLATCACHE_MATRIX_TOKEN).")
+    var accessToken: String?
+
+    private var environment: [String: String] { ProcessInfo.processInfo.environment }
+    private var givenPassword: String? { password ?? environment["FLATCACHE_MATRIX_PASSWORD"] }
+    private var givenToken: String? { accessToken ?? environment["FLATCACHE_MATRIX_TOKEN"] }
+
+    func validate() throws {
+        guard let url = URL(string: homeserver), url.host != nil, ["http", "https"].contains(url.scheme ?? "") else {
+            throw ValidationError("--homeserver must be an http:// or https:// URL, not '\(homeserver)'.")
+        }
+        guard (user != nil && givenPassword != nil) || givenToken != nil else {
+            throw ValidationError("give --user and --password, or --access-token.")
+        }
+    }
+
+    /// Logs in with the password, or checks the access token.
+    func account() async throws -> MatrixAccount {
+        let server = URL(string: homeserver)!  // checked by validate()
+        let account: MatrixAccount
+        if let user, let password = givenPassword {
+            account = try await MatrixAccount.login(homeserver: server, user: user, password: password, deviceName: "flatcache-matrix")
+        } else {
+            account = try await MatrixAccount.resume(homeserver: server, accessToken: givenToken ?? "")
+        }
+        print("logged in as \(account.userID) on \(server.absoluteString)")
+        return account
+    }
+}
+
+/// How dates are shown: local time, to the minute.
+enum Format {
+    static func time(_ milliseconds: Int64) -> String {
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
+        return date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false)
+            .timeSeparator(.colon).dateTimeSeparator(.space))
+    }
+
+    /// A line for a message: time, sender, text.
+    static func line(_ message: MatrixMessage, names: [String: String]) -> String {
+        let sender = names[message.sender] ?? message.sender
+        let edited = message.isEdited ? " (edited)" : ""
+        return "\(time(message.createdAt))  \(sender): \(message.body)\(edited)"
+    }
+}

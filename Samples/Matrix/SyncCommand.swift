@@ -1,0 +1,59 @@
+import ArgumentParser
+import FlatCache
+import FlatCacheMatrix
+import Foundation
+
+/// `flatcache-matrix sync`: caches the account's rooms, once or `--follow`.
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Log in and cache the account's rooms, messages and profiles; --follow keeps them up to date.",
+        discussion: """
+            Each room's collection starts from the cache: it applies what changed since the last \
+            sync (edits, redactions), fetches the messages missed since (up to --huge-gap; beyond \
+            it the room's newest page replaces what is cached), and saves the newest page. \
+            Give a password (--password, or FLATCACHE_MATRIX_PASSWORD) or an access token \
+            (--access-token, or FLATCACHE_MATRIX_TOKEN). A password login creates a device named \
+            flatcache-matrix.
+            """)
+
+    @OptionGroup var login: LoginOptions
+
+    @OptionGroup var folder: FolderOption
+
+    @Option(name: .long, help: "Messages per page, at least 1.")
+    var pageSize = 50
+
+    @Option(name: .long, help: "Older pages to cache per room after the newest, 0 or more.")
+    var history = 0
+
+    @Option(name: .customLong("huge-gap"), help: "The most missed messages fetched per room; more is a huge gap.")
+    var hugeGap = 300
+
+    @Flag(name: .long, help: "After syncing, keep the cache up to date with live events until interrupted (Ctrl-C).")
+    var follow = false
+
+    func validate() throws {
+        guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more, not \(pageSize).") }
+        guard history >= 0 else { throw ValidationError("--history must be 0 or more, not \(history).") }
+        guard hugeGap >= 0 else { throw ValidationError("--huge-gap must be 0 or more, not \(hugeGap).") }
+    }
+
+    func run() async throws {
+        let account = try await login.account()
+        let cache = try MatrixCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 10_000))
+        let sync = try AccountSync(
+            cache: cache, source: MatrixSource(client: account.client), pageSize: pageSize, history: history, hugeGap: hugeGap)
+        do {
+            try await sync.syncOnce()
+            if follow { try await sync.follow() }
+        } catch {
+            await sync.stop()
+            try await cache.close()
+            throw error
+        }
+        await sync.stop()
+        try await cache.close()
+        print("cache closed: \(folder.directory)")
+    }
+}
