@@ -35,6 +35,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkKit",
                 .product(name: "FlatCache", package: "FlatCache"),
+                .product(name: "FlatCacheMatrix", package: "FlatCache"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "CBenchCrypto",
             ]

@@ -31,6 +31,12 @@ public let api = ChatAPI()
 /// The chat server an app's sources talk to (the simulated one, in examples).
 public let server = SimulatedChatServer()
 
+/// A Matrix homeserver and an account on it, for the FlatCacheMatrix examples.
+public let homeserver = URL(string: "https://matrix.example.org")!
+public let password = "correct horse battery staple"
+public let accessToken = "syt_example"
+public let roomID = "!trip:example.org"
+
 public func showDiskFullBanner(_ path: String) {}
 
 /// An app's own record types, for examples that name them.

@@ -3,7 +3,7 @@ public import Foundation
 /// A logged-in Matrix account: who it is and a client with its access token.
 ///
 /// ```swift
-/// let account = try await MatrixAccount.login(homeserver: server, user: "mina", password: password)
+/// let account = try await MatrixAccount.login(homeserver: homeserver, user: "mina", password: password)
 /// let source = MatrixSource(client: account.client)
 /// ```
 public struct MatrixAccount: Sendable {

@@ -8,7 +8,8 @@ import FoundationNetworking
 /// `M_LIMIT_EXCEEDED` retried after the wait the server asks for.
 ///
 /// ```swift
-/// let client = try MatrixClient(homeserver: server, accessToken: token)
+/// struct JoinedRooms: Decodable { var joined_rooms: [String] }
+/// let client = try MatrixClient(homeserver: homeserver, accessToken: accessToken)
 /// let rooms: JoinedRooms = try await client.get(["joined_rooms"])
 /// ```
 public struct MatrixClient: Sendable {

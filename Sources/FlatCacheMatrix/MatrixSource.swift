@@ -5,7 +5,7 @@ public import FlatCache
 /// its users' profiles (``FlatCache/UserSource``), over the client-server API v3.
 ///
 /// ```swift
-/// let account = try await MatrixAccount.login(homeserver: server, user: "mina", password: password)
+/// let account = try await MatrixAccount.login(homeserver: homeserver, user: "mina", password: password)
 /// let source = MatrixSource(client: account.client)
 /// let cache = try ChatCache<MatrixMessage, MatrixRoom, ChatUser>(directory: folder)
 /// let collection = try MessageCollection(channelURL: roomID, store: cache.messages, source: source)

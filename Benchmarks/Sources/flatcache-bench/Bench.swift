@@ -6,11 +6,11 @@ import Foundation
 /// The FlatCache benchmark: FlatCache, SQLite through GRDB and the hand-written
 /// guide version on the same data in one run, next to the machine's limits.
 @main
-struct Bench: ParsableCommand {
+struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flatcache-bench",
         abstract: "Compare FlatCache with SQLite (GRDB) and a hand-written cache, next to the machine's limits.",
-        subcommands: [Run.self],
+        subcommands: [Run.self, MatrixRun.self],
         defaultSubcommand: Run.self)
 }
 
