@@ -34,9 +34,10 @@ extension MatrixSource {
         case .timelineEdge: from = nil
         case .token(let token): from = token
         }
-        // One more than asked for says whether more exist.
+        // One more than asked for says whether more exist; 20 more cover the
+        // slack's messages, edits and redacted ones, so one request usually does.
         var found = [MatrixMessage]()
-        let batch = String(min(max(limit + 1, 20), 1_000))
+        let batch = String(min(limit + 21, 1_000))
         for _ in 0..<maxRequestsPerCall {
             var query = [("dir", direction == .before ? "b" : "f"), ("limit", batch), ("filter", Self.messageFilter)]
             if let from { query.append(("from", from)) }

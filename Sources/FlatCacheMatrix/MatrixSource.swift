@@ -46,10 +46,12 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
     public var maxGapEvents = 1_000
     /// How long a live `/sync` waits on the server for news, in seconds; 30 by default.
     public var pollTimeout: Double = 30
-    /// How far around a page's time the walk starts, in milliseconds, so that
-    /// messages sharing a millisecond (or sent with skewed clocks) are never
-    /// skipped; 2,000 by default.
-    public var timestampSlack: Int64 = 2_000
+    /// How far beyond a page's time the walk through `/messages` starts, in
+    /// milliseconds, so that messages sharing a millisecond, or stored a
+    /// little out of time order (sent at once), are never skipped; 100 by
+    /// default. Raise it for rooms whose events come from servers with
+    /// skewed clocks; each millisecond of it may cost events walked for nothing.
+    public var timestampSlack: Int64 = 100
     /// The most requests one call makes while walking `/messages`; 1,000 by default.
     public var maxRequestsPerCall = 1_000
 
