@@ -45,7 +45,7 @@ actor AccountSync {
         }
         _ = try await cache.flush()
         let elapsed = ContinuousClock.now - started
-        print("synced \(rooms.count) room\(rooms.count == 1 ? "" : "s"), \(cached) messages cached, in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+        print("synced \(rooms.count) room\(rooms.count == 1 ? "" : "s"), \(cached) message\(cached == 1 ? "" : "s") cached, in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
     }
 
     /// Live events until the process is interrupted (SIGINT or SIGTERM).

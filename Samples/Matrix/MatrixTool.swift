@@ -31,7 +31,7 @@ struct FolderOption: ParsableArguments {
     /// The cache, read-only: for the offline commands, which must find a folder 'sync' made.
     func openForReading() throws -> MatrixCache {
         guard FileManager.default.fileExists(atPath: url.appendingPathComponent("format").path) else {
-            throw ValidationError("\(directory) is not a FlatCache folder yet: run 'flatcache-matrix sync' first.")
+            throw ToolError("\(directory) is not a FlatCache folder yet: run 'flatcache-matrix sync' first.")
         }
         return try MatrixCache(directory: url, configuration: Configuration(maxMessagesPerChannel: .max, readOnly: true))
     }
@@ -92,4 +92,12 @@ enum Format {
         let edited = message.isEdited ? " (edited)" : ""
         return "\(time(message.createdAt))  \(sender): \(message.body)\(edited)"
     }
+}
+
+/// A failure to report as `Error: …` with exit status 1, without the usage
+/// lines ArgumentParser adds for wrong usage.
+struct ToolError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
 }

@@ -24,7 +24,7 @@ struct MessagesCommand: AsyncParsableCommand {
         let cache = try folder.openForReading()
         let rooms = try await cache.channels.load()
         guard let found = rooms.first(where: { $0.roomID == room }) ?? rooms.first(where: { $0.name == room }) else {
-            throw ValidationError("no cached room has the id or name '\(room)'; 'flatcache-matrix rooms' lists them.")
+            throw ToolError("no cached room has the id or name '\(room)'; 'flatcache-matrix rooms' lists them.")
         }
         let messages = try await cache.messages.loadLatest(in: found.roomID, limit: limit)
         let names = try await cache.users.load().reduce(into: [String: String]()) { $0[$1.userID] = $1.nickname }
