@@ -61,22 +61,23 @@ public struct MatrixClient: Sendable {
         try await send("GET", path, query: query, body: nil, version: version, extraTimeout: extraTimeout)
     }
 
-    /// A `POST` of `body` as JSON, decoded as `Response`.
+    /// A `POST` of `body` as JSON, with `query`, decoded as `Response`.
     ///
     /// - Throws: ``MatrixError``.
     public func post<Body: Encodable, Response: Decodable>(
-        _ path: [String], body: Body, version: String = "v3"
+        _ path: [String], query: [(String, String)] = [], body: Body, version: String = "v3"
     ) async throws(MatrixError) -> Response {
-        try await send("POST", path, query: [], body: encode(body), version: version, extraTimeout: 0)
+        try await send("POST", path, query: query, body: encode(body), version: version, extraTimeout: 0)
     }
 
-    /// A `PUT` of `body` as JSON, decoded as `Response`.
+    /// A `PUT` of `body` as JSON, with `query` (an application service's
+    /// `user_id` and `ts`, say), decoded as `Response`.
     ///
     /// - Throws: ``MatrixError``.
     public func put<Body: Encodable, Response: Decodable>(
-        _ path: [String], body: Body, version: String = "v3"
+        _ path: [String], query: [(String, String)] = [], body: Body, version: String = "v3"
     ) async throws(MatrixError) -> Response {
-        try await send("PUT", path, query: [], body: encode(body), version: version, extraTimeout: 0)
+        try await send("PUT", path, query: query, body: encode(body), version: version, extraTimeout: 0)
     }
 
     /// The same client with another access token (after logging in).

@@ -22,34 +22,81 @@ extension MatrixSource {
     {
         guard !roomID.isEmpty else { throw .invalidArgument("the room id is empty") }
         guard limit >= 1 else { throw .invalidArgument("the page limit is \(limit); it must be 1 or more") }
-        // The walk starts a little beyond the time, so that messages sharing a
-        // millisecond, or out of order by a skewed clock, are all met.
         let keep: (Int64) -> Bool = direction == .before ? { $0 < timestamp } : { $0 > timestamp }
-        let near = direction == .before
-            ? timestamp.addingReportingOverflow(timestampSlack)
-            : timestamp.subtractingReportingOverflow(timestampSlack)
-        var from: String?
-        switch try await walkStart(in: roomID, near: near.overflow ? (direction == .before ? .max : .min) : near.partialValue, direction) {
-        case .nothing: return MessagePage(messages: [], hasMore: false)
-        case .timelineEdge: from = nil
-        case .token(let token): from = token
-        }
-        // One more than asked for says whether more exist; 20 more cover the
-        // slack's messages, edits and redacted ones, so one request usually does.
         var found = [MatrixMessage]()
+        var from: String?  // nil: from the timeline's edge
+        var reachedEnd = false
+        if let resume = await resumes.resume(roomID, direction, from: timestamp) {
+            // The page right after the one before: walk on from where that walk stopped.
+            found = resume.walked.filter { keep($0.createdAt) }
+            from = resume.token
+            reachedEnd = resume.token == nil
+        } else {
+            // The walk starts a little beyond the time, so that messages sharing a
+            // millisecond, or stored a little out of time order, are all met.
+            let near = direction == .before
+                ? timestamp.addingReportingOverflow(timestampSlack)
+                : timestamp.subtractingReportingOverflow(timestampSlack)
+            let time = near.overflow ? (direction == .before ? Int64.max : .min) : near.partialValue
+            switch try await walkStart(in: roomID, near: time, direction) {
+            case .nothing: return MessagePage(messages: [], hasMore: false)
+            case .timelineEdge: from = nil
+            case .token(let token): from = token
+            }
+        }
+        // The page is the `limit` messages nearest the time in the collection's
+        // order (time, then id), which within a millisecond is not the timeline's:
+        // walk until one more than that is found and the walk is past the page's
+        // farthest millisecond by the slack (so every message of that millisecond
+        // was met). 20 events of headroom make one request do, usually.
         let batch = String(min(limit + 21, 1_000))
+        var farthestWalked = direction == .before ? Int64.max : .min
         for _ in 0..<maxRequestsPerCall {
+            if reachedEnd || Self.isComplete(found, limit: limit, direction, walkedTo: farthestWalked, slack: timestampSlack) {
+                break
+            }
             var query = [("dir", direction == .before ? "b" : "f"), ("limit", batch), ("filter", Self.messageFilter)]
             if let from { query.append(("from", from)) }
             let response: MessagesResponse = try await client.get(["rooms", roomID, "messages"], query: query)
             for event in response.chunk {
+                farthestWalked = direction == .before
+                    ? min(farthestWalked, event.originServerTS) : max(farthestWalked, event.originServerTS)
                 if let message = event.message(in: roomID), keep(message.createdAt) { found.append(message) }
             }
-            guard found.count <= limit, let end = response.end, !response.chunk.isEmpty else { break }
-            from = end
+            if let end = response.end, !response.chunk.isEmpty { from = end } else { reachedEnd = true }
         }
-        let page = Array(found.prefix(limit))
-        return MessagePage(messages: direction == .before ? page.reversed() : page, hasMore: found.count > limit)
+        let ordered = Self.nearestFirst(found, direction)
+        let page = Array(ordered.prefix(limit))
+        let hasMore = ordered.count > limit
+        // The next page asks from this one's farthest millisecond (see WalkResumes): it walks on from here.
+        let edge = direction == .before
+            ? page.map(\.createdAt).min().map { $0 &+ 1 }
+            : page.map(\.createdAt).max().map { $0 &- 1 }
+        if hasMore, let edge {
+            await resumes.remember(roomID, direction, from: edge, token: reachedEnd ? nil : from, walked: found)
+        }
+        return MessagePage(messages: direction == .before ? page.reversed() : page, hasMore: hasMore)
+    }
+
+    /// `messages` nearest first: newest first walking back, oldest first walking forward (time, then id).
+    private static func nearestFirst(_ messages: [MatrixMessage], _ direction: PageDirection) -> [MatrixMessage] {
+        let ascending = messages.sorted { ($0.createdAt, $0.eventID) < ($1.createdAt, $1.eventID) }
+        return direction == .before ? ascending.reversed() : ascending
+    }
+
+    /// Whether `found` holds the page and one more, and the walk went past the
+    /// page's farthest millisecond by `slack`: no message of the page can come later.
+    private static func isComplete(
+        _ found: [MatrixMessage], limit: Int, _ direction: PageDirection, walkedTo farthest: Int64, slack: Int64
+    ) -> Bool {
+        guard found.count > limit else { return false }
+        let times = found.map(\.createdAt).sorted()
+        // The page's farthest millisecond: the limit-th nearest message's.
+        if direction == .before {
+            return farthest < times[times.count - limit] &- slack
+        } else {
+            return farthest > times[limit - 1] &+ slack
+        }
     }
 
     /// Where to walk from toward `direction`, starting at the event nearest `time`.

@@ -55,6 +55,9 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
     /// The most requests one call makes while walking `/messages`; 1,000 by default.
     public var maxRequestsPerCall = 1_000
 
+    /// Where the last walks through `/messages` stopped, shared by copies of this source.
+    let resumes = WalkResumes()
+
     /// A source for the account `client` is logged in as.
     ///
     /// - Parameter client: A client with an access token.

@@ -90,6 +90,39 @@ struct MatrixTests {
         await middle.dispose()
     }
 
+    @Test func messagesSharingAMillisecondPageWithoutDuplicatesOrLoss() async throws {
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Ties")
+        // 24 messages in one millisecond, 3 in the next, 3 in the one after: pages of 10 must cut through them.
+        let now = Int64(Date().timeIntervalSince1970 * 1_000) - 60_000
+        for index in 0..<24 { try await mina.send("tie \(index)", in: room, at: now) }
+        for index in 0..<3 { try await mina.send("next \(index)", in: room, at: now + 1) }
+        for index in 0..<3 { try await mina.send("last \(index)", in: room, at: now + 2) }
+        let server = canonical(try await mina.serverMessages(in: room))
+        #expect(server.count == 30)
+
+        let cache = try openCache()
+        let back = try MessageCollection(
+            channelURL: room, store: cache.messages, source: WithoutLiveEvents(mina.source), pageSize: 10)
+        try await back.start()
+        for _ in 0..<10 where await back.hasPrevious { try await back.loadPrevious() }
+        let shownBack = await back.messages
+        #expect(shownBack == server, "\(shownBack.count): \(shownBack.map(\.body).joined(separator: ","))")
+        #expect(try await cache.messages.load(in: room) == server)
+        await back.dispose()
+
+        let other = try TemporaryFolder()
+        let forward = try MessageCollection(
+            channelURL: room, store: try MatrixCache(directory: other.url).messages, source: WithoutLiveEvents(mina.source),
+            startingPoint: now - 1, pageSize: 10)
+        try await forward.start()
+        #expect(await forward.messages.isEmpty)
+        for _ in 0..<10 where await forward.hasNext { try await forward.loadNext() }
+        let shownForward = await forward.messages
+        #expect(shownForward == server, "\(shownForward.count): \(shownForward.map(\.body).joined(separator: ","))")
+        await forward.dispose()
+    }
+
     @Test func fiftyMessagesWhileOfflineAreFilledOnReconnectWithoutDuplicatesOrLoss() async throws {
         let mina = try await Synapse.newUser("mina")
         let bea = try await Synapse.newUser("bea")

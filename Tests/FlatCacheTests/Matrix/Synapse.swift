@@ -43,6 +43,10 @@ enum Synapse {
         var description: String
     }
 
+    /// The application service's token (it stays the same across restarts);
+    /// empty when the script cannot tell it, which the server then refuses.
+    static let asToken: String = (try? script("as-token")) ?? ""
+
     /// The running server's URL (its port changes at each start).
     static func url() throws -> URL {
         try #require(URL(string: script("url")))
@@ -51,7 +55,7 @@ enum Synapse {
     /// A new account, `@seed_<name>_<random>:localhost`, registered through
     /// the application service (no password: tests act with its token).
     static func newUser(_ name: String) async throws -> TestUser {
-        let service = try MatrixClient(homeserver: try url(), accessToken: try script("as-token"))
+        let service = try MatrixClient(homeserver: try url(), accessToken: asToken)
         let localpart = "seed_\(name)_\(UUID().uuidString.prefix(8).lowercased())"
         let registered: Registered = try await service.post(
             ["register"], body: ["type": "m.login.application_service", "username": localpart])
@@ -111,6 +115,18 @@ struct TestUser: Sendable {
                 try await group.waitForAll()
             }
         }
+    }
+
+    /// Sends `text` with the server time `timestamp` (through the application
+    /// service, which may set `ts`): many messages can share one millisecond.
+    @discardableResult
+    func send(_ text: String, in roomID: String, at timestamp: Int64) async throws -> String {
+        struct Sent: Decodable { var event_id: String }
+        let service = try MatrixClient(homeserver: client.homeserver, accessToken: Synapse.asToken)
+        let sent: Sent = try await service.put(
+            ["rooms", roomID, "send", "m.room.message", UUID().uuidString],
+            query: [("user_id", userID), ("ts", String(timestamp))], body: ["msgtype": "m.text", "body": text])
+        return sent.event_id
     }
 
     @discardableResult
