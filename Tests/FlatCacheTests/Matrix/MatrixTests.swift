@@ -5,7 +5,9 @@ import Testing
 
 /// FlatCache against a real Matrix homeserver: the local Synapse of
 /// `Scripts/test-matrix`. Each test uses fresh accounts and rooms; every
-/// wait is bounded. Serialized: one test stops and restarts the server.
+/// wait is bounded, and each test closes its caches (no write-behind flush
+/// may still run when the process exits). Serialized: one test stops and
+/// restarts the server.
 @Suite(.serialized, .enabled(if: Synapse.isEnabled, "needs the local Synapse: run Scripts/test-matrix"))
 struct MatrixTests {
     let folder: TemporaryFolder
@@ -55,6 +57,7 @@ struct MatrixTests {
         #expect(try await offline.channels.load().map(\.name) == ["Lunch", "Trip"])
         #expect(try await offline.users.user(withID: bea.userID)?.userID == bea.userID)
         #expect(try await offline.messages.continuity(in: trip).changeLogToken != nil)
+        try await offline.close()
     }
 
     @Test func pagesBackAndForthMatchTheServer() async throws {
@@ -88,6 +91,8 @@ struct MatrixTests {
         #expect(await middle.messages == Array(server.drop { $0.eventID != upToPoint.suffix(5).first?.eventID }))
         #expect(await middle.hasNext == false)
         await middle.dispose()
+        try await cache.close()
+        try await second.close()
     }
 
     @Test func messagesSharingAMillisecondPageWithoutDuplicatesOrLoss() async throws {
@@ -112,8 +117,9 @@ struct MatrixTests {
         await back.dispose()
 
         let other = try TemporaryFolder()
+        let tiesForward = try MatrixCache(directory: other.url)
         let forward = try MessageCollection(
-            channelURL: room, store: try MatrixCache(directory: other.url).messages, source: WithoutLiveEvents(mina.source),
+            channelURL: room, store: tiesForward.messages, source: WithoutLiveEvents(mina.source),
             startingPoint: now - 1, pageSize: 10)
         try await forward.start()
         #expect(await forward.messages.isEmpty)
@@ -121,6 +127,8 @@ struct MatrixTests {
         let shownForward = await forward.messages
         #expect(shownForward == server, "\(shownForward.count): \(shownForward.map(\.body).joined(separator: ","))")
         await forward.dispose()
+        try await cache.close()
+        try await tiesForward.close()
     }
 
     @Test func fiftyMessagesWhileOfflineAreFilledOnReconnectWithoutDuplicatesOrLoss() async throws {
@@ -159,6 +167,7 @@ struct MatrixTests {
         #expect(Dictionary(uniqueKeysWithValues: cached.map { ($0.eventID, $0.body) })
             == Dictionary(uniqueKeysWithValues: server.map { ($0.eventID, $0.body) }))
         await collection.dispose()
+        try await cache.close()
     }
 
     @Test func fourHundredMessagesWhileOfflineAreAHugeGap() async throws {
@@ -189,6 +198,7 @@ struct MatrixTests {
         #expect(Set(await fresh.messages.map(\.eventID)) == Set(last))
         #expect(await fresh.messages == canonical(await fresh.messages))
         await fresh.dispose()
+        try await cache.close()
     }
 
     @Test func anEditAndARedactionReachTheCacheAndTheEvents() async throws {
@@ -225,6 +235,7 @@ struct MatrixTests {
         let cachedPage = try await nextEvents.first { if case .cachedPage(let page) = $0 { page } else { nil } }
         #expect(cachedPage.map(\.body) == ["message 0", "message 1, edited", "message 3"])
         await next.dispose()
+        try await cache.close()
     }
 
     @Test func aNewRoomAndALeftRoomChangeTheChannelList() async throws {
@@ -258,6 +269,7 @@ struct MatrixTests {
         #expect(Set(await next.channels.map(\.roomID)) == [joined, another])
         #expect(Set(try await cache.channels.load().map(\.roomID)) == [joined, another])
         await next.dispose()
+        try await cache.close()
     }
 
     @Test func aProfileChangeReachesTheUserDirectory() async throws {
@@ -276,6 +288,7 @@ struct MatrixTests {
         #expect(changed.map(\.nickname) == ["Beatrice"])
         #expect(try await cache.users.user(withID: bea.userID)?.nickname == "Beatrice")
         #expect(try await mina.source.users(withIDs: ["@nobody_here:localhost"]).isEmpty)
+        try await cache.close()
     }
 
     @Test func errorsAreTypedAndNeverWipeTheCache() async throws {
@@ -309,6 +322,7 @@ struct MatrixTests {
         #expect(await failing.messages.map(\.body) == ["kept"])  // the cached page stays shown
         #expect(try await cache.messages.load(in: room).map(\.body) == ["kept"])
         await failing.dispose()
+        try await cache.close()
     }
 
     /// Last in the file: it stops the server (the others run before it; the suite is serialized).
@@ -356,6 +370,7 @@ struct MatrixTests {
         let cached = try await cache.messages.load(in: room)
         #expect(cached.map(\.eventID).sorted() == server.map(\.eventID).sorted())
         await next.dispose()
+        try await cache.close()
     }
 }
 
