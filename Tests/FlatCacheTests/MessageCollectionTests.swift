@@ -421,12 +421,16 @@ import Testing
         try await collection.start()
 
         await collection.dispose()
+        // Events emitted before dispose() may still be on their way: the stream ends after them.
+        try await log.wait { _ in log.isFinished }
         let count = log.all.count
         await server.send(Self.messages(11...20))
         try await Task.sleep(for: .milliseconds(100))
 
+        // Live events stopped: the messages sent since reach neither the cache nor the view.
+        #expect(Self.ids(try await cache.messages.load(in: channel)) == Array(1...10))
+        #expect(await Self.ids(collection.messages) == Array(1...10))
         #expect(log.all.count == count)
-        try await log.wait { _ in log.isFinished }
         await #expect(performing: { try await collection.loadPrevious() }, throws: Self.isError(.collectionDisposed))
         await #expect(performing: { try await collection.sync() }, throws: Self.isError(.collectionDisposed))
     }
