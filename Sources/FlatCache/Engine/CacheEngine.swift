@@ -199,7 +199,13 @@ final class CacheEngine: @unchecked Sendable {
                 for (file, change) in changes { _ = try self.write(change, to: file, rule: rule, tier: .disk) }
             }
         case .memoryAndDisk:
-            for (file, change) in changes { add(change, to: file, rule: rule) }
+            for (file, change) in changes {
+                if change.rebase != nil {
+                    try await add(replacing: change, to: file, rule: rule)
+                } else {
+                    add(change, to: file, rule: rule)
+                }
+            }
             if writeDelay == .zero { _ = try await flush() }
         }
     }
@@ -227,6 +233,47 @@ final class CacheEngine: @unchecked Sendable {
         }
         if writeDelay > .zero { scheduleFlush() }
         return entry
+    }
+
+    /// Adds `change`, which replaces the records of `file`, in memory with
+    /// what the file holds now as its ``Change/base``, and schedules its
+    /// write: the write then carries over it what other writers (instances,
+    /// processes) wrote to the file in between, as if it had been written now.
+    ///
+    /// The base comes from memory when it knows the file and one `stat`
+    /// shows it unchanged; else the file is read on ``readQueue``, holding
+    /// its lock (so that no write comes in between), and kept.
+    func add<R: CacheRecord>(replacing change: Change<R>, to file: RecordFile, rule: AppendRule<R>?) async throws(FlatCacheError) {
+        let stamps = try file.stamps()
+        let added = locked { () -> Bool in
+            guard let entry = files[file.path] as? CachedFile<R>, let base = entry.base(matching: stamps) else { return false }
+            add(change, base: base, to: entry)
+            return true
+        }
+        if !added {
+            try await reading { () throws(FlatCacheError) in
+                try self.storage.withLock(file) { () throws(FlatCacheError) in
+                    let read = try self.storage.loadLocked(file, as: R.self)
+                    self.locked {
+                        let entry = self.entry(file, rule: rule)
+                        let before = entry.cost
+                        _ = entry.install(read: read.records, tail: read.tail, bytes: read.bytes)
+                        self.settle(entry, costBefore: before)
+                        self.add(change, base: Change.Base(records: read.records, tail: read.tail), to: entry)
+                    }
+                }
+            }
+        }
+        if writeDelay > .zero { scheduleFlush() }
+    }
+
+    /// Adds `change` with `base` to `entry`. Lock held.
+    private func add<R: CacheRecord>(_ change: Change<R>, base: Change<R>.Base, to entry: CachedFile<R>) {
+        var change = change
+        change.base = base
+        let before = entry.cost
+        entry.add(change)
+        settle(entry, costBefore: before)
     }
 
     /// Adds `change` and writes `file` at once, with any changes waiting for

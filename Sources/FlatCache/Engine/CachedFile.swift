@@ -130,7 +130,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             guard Self.matches(records, tail, stamps) else { return .none }
             if case .some(let computed) = view { return .some(computed) }
             var ignored = 0
-            let computed = unwritten.reduce(records) { $1.apply($0, &ignored) }
+            let computed = Self.applying(unwritten, to: records, tail: tail, dropped: &ignored)
             setView(.some(computed), extendsDisk: noChangesOverDisk)
             updateCost()
             return .some(computed)
@@ -143,7 +143,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         if let records, !records.isEmpty { recordCost = bytes / records.count + 64 }
         setDisk(records == nil || tail != nil ? .known(records: records, tail: tail) : .unknown)
         var ignored = 0
-        let computed = unwritten.reduce(records) { $1.apply($0, &ignored) }
+        let computed = Self.applying(unwritten, to: records, tail: tail, dropped: &ignored)
         setView(tail == nil && records != nil ? .none : .some(computed), extendsDisk: noChangesOverDisk)
         updateCost()
         return computed
@@ -263,7 +263,9 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         let start = changes.lastIndex(where: \.replacesAll) ?? 0
         // What the attachment says of the old content is not true of the new: it goes first.
         if changes[start].replacesAll { try file.removeAttachment() }
-        if case .unknown = base, start == 0, !changes[0].replacesAll {
+        // A replace made before another writer changed the file carries what that writer did over it: it needs the file.
+        let rebases = changes[start].needsFile(stamps)
+        if case .unknown = base, (start == 0 && !changes[0].replacesAll) || rebases {
             let found = try engine.storage.loadLocked(file, as: R.self)
             (base, read) = (.records(found.records, tail: found.tail, ids: nil), found.records ?? [])
         }
@@ -273,9 +275,10 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             return .write(staged.write)
         }
         var onDisk: [R]?
+        var current: (records: [R]?, tail: RecordFile.Tail?)?
         switch base {
         case .unknown: onDisk = nil
-        case .records(let records, _, _): onDisk = records
+        case .records(let records, let tail, _): (onDisk, current) = (records, rebases ? (records, tail) : nil)
         case .end:
             // The same records as at the start: what memory knows of the disk only changes under the file's lock.
             if let known = engine.locked({ diskRecords }) {
@@ -285,7 +288,7 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             }
         }
         var dropped = 0
-        let result = changes[start...].reduce(onDisk) { $1.apply($0, &dropped) }
+        let result = changes[start...].reduce(onDisk) { $1.applied(to: $0, current: current, dropped: &dropped) }
         installing = (result, dropped)
         if changes[start...].contains(where: { $0.voidsAttachment?.isSet ?? false }) { try file.removeAttachment() }
         guard let result else { return stamps.data == nil ? .nothing : .remove }
@@ -332,6 +335,22 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             lines += added.lines
         }
         return (records, lines)
+    }
+
+    /// `changes` applied in order to `records`, the file's records as read
+    /// with `tail`: a replace made before another writer changed the file
+    /// gets what that writer did carried over it (see ``Change/rebase``).
+    @_specialize(where R == ChatMessage)
+    private static func applying(_ changes: [Change<R>], to records: [R]?, tail: RecordFile.Tail?, dropped: inout Int) -> [R]? {
+        changes.reduce(records) { $1.applied(to: $0, current: (records, tail), dropped: &dropped) }
+    }
+
+    /// What the file holds, as a base for a change made now (see
+    /// ``Change/base``), when memory knows it, `stamps` show it unchanged,
+    /// and no write of it is under way; `nil` otherwise. Engine lock held.
+    func base(matching stamps: (data: FileStamp?, sidecar: FileStamp?)) -> Change<R>.Base? {
+        guard writing.isEmpty, let (records, tail) = diskRecords, Self.matches(records, tail, stamps) else { return nil }
+        return Change<R>.Base(records: records, tail: tail)
     }
 
     /// The records dropped by retention in the write just staged.

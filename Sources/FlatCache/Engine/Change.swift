@@ -20,6 +20,44 @@ struct Change<R: CacheRecord>: Sendable {
     /// of the result (retention dropped a message the change brought): the
     /// write then removes the attachment first.
     var voidsAttachment: Flag?
+    /// For a change that replaces everything: how to carry what other
+    /// writers did to the file after the change was made over its result
+    /// (`result`, given the file's records then and now), so that a replace
+    /// waiting for write-behind keeps their saves as a synchronous replace
+    /// followed by them would. `nil`: the result is written as it is.
+    var rebase: (@Sendable (_ result: [R]?, _ then: [R]?, _ now: [R]?, _ dropped: inout Int) -> [R]?)?
+    /// What the file held when the change was made (set by the engine for
+    /// an `async` save; `nil` for a synchronous one, written at once).
+    var base: Base?
+
+    /// A file as a change found it: its records (`nil`: no file) and their tail.
+    struct Base: Sendable {
+        let records: [R]?
+        let tail: RecordFile.Tail?
+    }
+
+    /// The records after the change, given those before it and the file's
+    /// records as read now with their tail (`current`, `nil` when not read:
+    /// unchanged since ``base``). Counts into `dropped` what retention left out.
+    func applied(to records: [R]?, current: (records: [R]?, tail: RecordFile.Tail?)?, dropped: inout Int) -> [R]? {
+        let result = apply(records, &dropped)
+        guard let rebase, let base, let current, !Self.same(base, current) else { return result }
+        return rebase(result, base.records, current.records, &dropped)
+    }
+
+    /// Whether `base` and `current` are the same file, by its stamps.
+    private static func same(_ base: Base, _ current: (records: [R]?, tail: RecordFile.Tail?)) -> Bool {
+        if base.records == nil || current.records == nil { return base.records == nil && current.records == nil }
+        guard let then = base.tail, let now = current.tail else { return false }
+        return then.stamp == now.stamp && then.sidecarStamp == now.sidecarStamp
+    }
+
+    /// Whether a write that finds the file with `stamps` must read it to apply ``rebase``.
+    func needsFile(_ stamps: (data: FileStamp?, sidecar: FileStamp?)) -> Bool {
+        guard rebase != nil, let base else { return false }
+        guard base.records != nil else { return stamps.data != nil }
+        return base.tail?.stamp != stamps.data || base.tail?.sidecarStamp != stamps.sidecar
+    }
 
     /// A flag that closures set from any thread.
     final class Flag: @unchecked Sendable {

@@ -13,7 +13,9 @@ extension MessageStore {
     /// Example: `try await cache.messages.save(CollectionOfOne(incoming))`
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)``, ``FlatCacheError/emptyChannelURL`` or
     ///   ``FlatCacheError/serializationFailed(recordType:underlying:)``, before anything
-    ///   changes; with a ``Configuration/writeDelay`` of zero, a file-system error too.
+    ///   changes; a file-system error reading the file of a channel that expired (the save
+    ///   starts it afresh, as `replace(_:in:)` does); with a ``Configuration/writeDelay`` of
+    ///   zero, a file-system error writing too.
     public func save(_ messages: some Sequence<Message>) async throws(FlatCacheError) {
         try storage.requireWritable(for: tier)
         var ignored = SaveResult()
@@ -98,10 +100,20 @@ extension MessageStore {
     /// Makes `messages` the whole cached content of a channel (see
     /// `replace(_:in:)`) in memory, and schedules the write.
     ///
+    /// The write ends as the synchronous `replace(_:in:)` would, followed by
+    /// what other writers (another `ChatCache` on the folder, another process)
+    /// did to the channel before it: messages they saved after this call
+    /// (new ones, or with other bytes) are kept over `messages`, and the ones
+    /// they removed stay out, except ones older than every message the file
+    /// then shows while it shows its full ``Configuration/maxMessagesPerChannel``
+    /// (retention dropped those). When memory does not know the channel's file,
+    /// it is read first, on the cache's threads, to know what it held.
+    ///
     /// Example: `try await cache.messages.replace(fresh, in: channelURL)   // "cache, then replace by API"`
     /// - Throws: ``FlatCacheError/messageInWrongChannel(messageID:channelURL:expectedChannelURL:)``,
     ///   ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a serialization
-    ///   error, before anything changes; with a ``Configuration/writeDelay`` of zero, a file-system error too.
+    ///   error, before anything changes; a file-system error reading the channel's file; with a
+    ///   ``Configuration/writeDelay`` of zero, one writing it too.
     public func replace(_ messages: some Sequence<Message>, in channelURL: String) async throws(FlatCacheError) {
         try storage.requireWritable(for: tier)
         let file = try layout.messagesFile(forChannel: channelURL)

@@ -50,9 +50,10 @@ extension MessageStore {
             let limit = maxPerChannel
             if saved(file) {
                 // Expired: the cached messages are gone as far as the app can tell; do not bring them back.
+                // What another writer saved after this save was made is kept all the same (see `rebase`).
                 changes.append((file, Change(
                     apply: { _, dropped in Self.retained(Self.upserting(incoming, into: []), limit: limit, dropped: &dropped) },
-                    replacesAll: true)))
+                    replacesAll: true, rebase: rebase)))
                 continue
             }
             let voided = Change<Message>.Flag()
@@ -79,7 +80,7 @@ extension MessageStore {
         let limit = maxPerChannel
         return Change(
             apply: { _, dropped in Self.retained(Self.upserting(fresh, into: []), limit: limit, dropped: &dropped) },
-            replacesAll: true)
+            replacesAll: true, rebase: rebase)
     }
 
     /// Upserts `changed` and removes the messages with ids in `deleted`. A

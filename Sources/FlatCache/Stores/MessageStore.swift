@@ -242,6 +242,18 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         return ordered.count <= limit ? ordered : Array(ordered.suffix(limit))
     }
 
+    /// The messages a file's records show, which every change starts from:
+    /// the newest `limit`. A file may hold more until its next compaction
+    /// (appends within the slack); those were dropped by retention already,
+    /// and a change that removes messages must not bring them back. They
+    /// count into `dropped`, so that the write that compacts the file counts
+    /// them, as docs/format.md says.
+    static func shown(_ records: [Message], limit: Int, dropped: inout Int) -> [Message] {
+        guard records.count > limit else { return records }
+        dropped += records.count - limit
+        return Array(records.suffix(limit))
+    }
+
     /// What a load returns of a file's records: the newest `maxPerChannel`
     /// (a file may hold a few more until its next compaction).
     func newest(_ records: [Message]) -> [Message] {

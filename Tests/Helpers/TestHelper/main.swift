@@ -23,6 +23,11 @@ import Foundation
 // when it cannot write), prints what it holds and the damaged files it met,
 // then tries one save and prints how it failed. For tests run as another user.
 //
+// `flatcache-test-helper save <folder> <channel> <id>` saves one message
+// (`id`, created at `id` * 1,000 ms, text "message <id>") with the
+// synchronous API; `delete <folder> <channel> <id>` deletes it through a
+// change log. For tests of another process writing between two of theirs.
+//
 // `flatcache-test-helper hold <folder> <seconds>` takes, as another process,
 // every lock of the cache folder (what FlatCache's lock stripes lock: bytes
 // 0..<64 of `<folder>/format`), prints "holding", sleeps `seconds`, and exits,
@@ -69,7 +74,8 @@ else {
     fail(
         "usage: flatcache-test-helper upsert <folder> <worker> <count> | churn <folder> <seed> <atomic|synchronized>"
             + " | flush-churn <folder> <seed> <atomic|synchronized> <limit>"
-            + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>", status: 2)
+            + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>"
+            + " | save <folder> <channel> <id> | delete <folder> <channel> <id>", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
 do {
@@ -103,6 +109,14 @@ do {
             }
         }
         dispatchMain()
+    case "save", "delete":
+        guard let id = Int64(arguments[4]) else { fail("bad id", status: 2) }
+        let cache = try ChatCache(directory: folder)
+        if arguments[1] == "save" {
+            try cache.messages.save([ChatMessage(messageID: id, channelURL: arguments[3], createdAt: id * 1_000, text: "message \(id)")])
+        } else {
+            try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [id], in: arguments[3])
+        }
     case "hold":
         guard let seconds = Double(arguments[3]) else { fail("bad seconds", status: 2) }
         holdEveryLock(of: folder, for: seconds)
