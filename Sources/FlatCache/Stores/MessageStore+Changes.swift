@@ -59,7 +59,8 @@ extension MessageStore {
             let voided = Change<Message>.Flag()
             var change = Change<Message>(apply: { cached, dropped in
                 var droppedHere = 0
-                let kept = Self.retained(Self.upserting(incoming, into: cached ?? []), limit: limit, dropped: &droppedHere)
+                let shown = Self.shown(cached ?? [], limit: limit, dropped: &droppedHere)
+                let kept = Self.retained(Self.upserting(incoming, into: shown), limit: limit, dropped: &droppedHere)
                 dropped += droppedHere
                 // A message older than every kept one was dropped as it came: ranges that cover it no longer hold.
                 if droppedHere > 0, let oldest = kept.first, let first = ordered.first, CanonicalOrder.precedes(first, oldest) {
@@ -91,8 +92,9 @@ extension MessageStore {
         let voided = Change<Message>.Flag()
         var change = Change<Message>(apply: { cached, dropped in
             let base = fresh ? nil : cached
-            let merged = Self.upserting(changed, into: base ?? []).filter { !deleted.contains($0.messageID) }
             var droppedHere = 0
+            let shown = Self.shown(base ?? [], limit: limit, dropped: &droppedHere)
+            let merged = Self.upserting(changed, into: shown).filter { !deleted.contains($0.messageID) }
             let kept = Self.retained(merged, limit: limit, dropped: &droppedHere)
             dropped += droppedHere
             if droppedHere > 0, let oldest = kept.first, changed.contains(where: { CanonicalOrder.precedes($0, oldest) }) {

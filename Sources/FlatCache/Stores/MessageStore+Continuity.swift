@@ -64,7 +64,8 @@ extension MessageStore {
         let expired = saved(file)
         let change = Change<Message>(
             apply: { cached, dropped in
-                let kept = (expired ? [] : cached ?? []).filter { !range.contains($0.createdAt) }
+                let shown = Self.shown(expired ? [] : cached ?? [], limit: limit, dropped: &dropped)
+                let kept = shown.filter { !range.contains($0.createdAt) }
                 return Self.retained(Self.upserting(fresh, into: kept), limit: limit, dropped: &dropped)
             }, replacesAll: expired)
         let written = try engine.write(change, to: file, rule: appendRule)
