@@ -66,6 +66,12 @@ public struct Configuration: Sendable {
     /// and the next ``ChatCache/sweep()`` removes its file. Saving a channel,
     /// even with unchanged content, makes it fresh again. The channel list and
     /// the users do not expire. Time comes from ``clock``.
+    ///
+    /// A channel whose message file another instance or process wrote after
+    /// the last save this cache knows counts as saved when that is noticed
+    /// (by the file's stamp, kept with the save times in `usage.lines`):
+    /// another writer's save is never taken for expired, nor dropped by a
+    /// save "into an expired channel".
     public var maxAge: Duration?
 
     /// The most bytes the cache folder may hold (every file in it, sidecars

@@ -112,12 +112,20 @@ final class TestClock: @unchecked Sendable {
         _ = try await cache.messages.load(in: "a")
         try await cache.close()
         let lines = try String(contentsOf: folder.appending("usage.lines"), encoding: .utf8)
-        let key = try #require(CacheFolderSummary.messagesFilePath(forChannel: "a").split(separator: "/").last?.dropLast(6))
-        // Version 1, the key's 32 bytes, saved and used in milliseconds, little-endian.
-        var record = Data([1])
+        let path = try CacheFolderSummary.messagesFilePath(forChannel: "a")
+        let key = try #require(path.split(separator: "/").last?.dropLast(6))
+        // Version 2, the key's 32 bytes, saved and used in milliseconds, then the message file as
+        // that save left it: inode, size, modification time in nanoseconds; all little-endian.
+        let stamp = try #require(try FileSystem.stamp(at: folder.appending(path).path))
+        var record = Data([2])
         record += Data(SHA256Digest(hex: Array(key.utf8))!.bytes)
-        withUnsafeBytes(of: Int64(1_750_000_000_000).littleEndian) { record += Data($0) }
-        withUnsafeBytes(of: Int64(1_750_000_001_500).littleEndian) { record += Data($0) }
+        for value in [
+            Int64(1_750_000_000_000), 1_750_000_001_500, Int64(bitPattern: stamp.inode), Int64(stamp.size),
+            Int64(stamp.modified.seconds) * 1_000_000_000 + Int64(stamp.modified.nanoseconds),
+        ] {
+            withUnsafeBytes(of: value.littleEndian) { record += Data($0) }
+        }
+        #expect(record.count == 73)
         #expect(lines == record.base64EncodedString() + "\n")
         let sidecar = try String(contentsOf: folder.appending("usage.lines.sha256"), encoding: .utf8)
         #expect(sidecar == SHA256Digest(of: Data(lines.utf8)).hex + "  usage.lines\n")

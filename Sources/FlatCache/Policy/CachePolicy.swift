@@ -58,8 +58,10 @@ final class CachePolicy: @unchecked Sendable {
 
     /// Whether the channel whose messages are in `file` expired: its last
     /// save, as this process knows it or another wrote it to `usage.lines`,
-    /// is older than ``maxAge``. One look at `usage.lines` (a `stat`) only
-    /// when memory says expired.
+    /// is older than ``maxAge``, and its message file is still the one that
+    /// save left (another writer that wrote it since saved it then, though
+    /// its times may not be written yet). Looks at `usage.lines` and the
+    /// message file (a `stat` each) only when memory says expired.
     func isExpired(_ file: RecordFile) -> Bool {
         guard let maxAge else { return false }
         let now = clock.milliseconds
@@ -69,7 +71,9 @@ final class CachePolicy: @unchecked Sendable {
         }
         guard expired() else { return false }
         refreshUsage()
-        return expired()
+        guard expired(), let stamp = try? FileSystem.stamp(at: file.path) else { return expired() }
+        let usageStamp = try? FileSystem.stamp(at: usage.file.path)
+        return !usage.writtenSinceItsTimes(file.name, stamp: stamp, usageStamp: usageStamp)
     }
 
     /// Reads `usage.lines` again when another process wrote it since this one last did.
@@ -98,7 +102,11 @@ final class CachePolicy: @unchecked Sendable {
         guard !storage.isReadOnly, force || usage.hasChanges else { return }
         do {
             try storage.withLock(usage.file) { () throws(FlatCacheError) in
-                try usage.writeLocked(synchronized: storage.synchronized, logger: logger, keep: keep ?? { _ in true })
+                let messages = FileSystem.parent(of: usage.file.path) + "/messages/"
+                try usage.writeLocked(
+                    synchronized: storage.synchronized, logger: logger, now: clock.milliseconds,
+                    stamp: { name throws(FlatCacheError) in try FileSystem.stamp(at: messages + name) },
+                    keep: keep ?? { _ in true })
                 let stamp = try FileSystem.stamp(at: usage.file.path)
                 lock.withLock {
                     usageStamp = stamp

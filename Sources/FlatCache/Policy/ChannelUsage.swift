@@ -11,6 +11,11 @@ import Logging
 /// `close()` or a sweep, merged with what other
 /// processes wrote there (the later time wins). Channels are named by their
 /// message file's name, so the file holds no channel URL.
+///
+/// With the times goes the stamp of the message file they were recorded
+/// with (``Times/file``): a file whose stamp is no longer that was written
+/// since by another writer, which may not have written its times yet, and
+/// counts as saved and used when that is noticed (see ``writtenSinceItsTimes(_:stamp:usageStamp:)``).
 final class ChannelUsage: @unchecked Sendable {
     /// One channel's times, in milliseconds since 1970 by the cache's clock.
     struct Times: Hashable, Sendable {
@@ -18,13 +23,36 @@ final class ChannelUsage: @unchecked Sendable {
         var saved: Int64
         /// Its last save or load.
         var used: Int64
+        /// The message file as it was when `saved` was recorded, when known.
+        var file: FileMark?
 
         /// A save time not known (yet): never expired by it.
         static let unknown = Int64.min
 
-        /// The later of each time.
+        /// The later of each time, and the file of the later save.
         func merged(with other: Times) -> Times {
-            Times(saved: max(saved, other.saved), used: max(used, other.used))
+            let file = other.saved > saved || (other.saved == saved && self.file == nil) ? other.file : self.file
+            return Times(saved: max(saved, other.saved), used: max(used, other.used), file: file)
+        }
+    }
+
+    /// What of a message file's stamp tells whether anyone wrote it since:
+    /// a replace makes a new inode, an append changes the size, every write
+    /// moves the modification time.
+    struct FileMark: Hashable, Sendable {
+        let inode: UInt64
+        let size: Int64
+        /// Nanoseconds since 1970.
+        let modified: Int64
+
+        init(inode: UInt64, size: Int64, modified: Int64) {
+            (self.inode, self.size, self.modified) = (inode, size, modified)
+        }
+
+        init(_ stamp: FileStamp) {
+            inode = stamp.inode
+            size = Int64(stamp.size)
+            modified = Int64(stamp.modified.seconds) &* 1_000_000_000 &+ Int64(stamp.modified.nanoseconds)
         }
     }
 
@@ -67,18 +95,34 @@ final class ChannelUsage: @unchecked Sendable {
 
     /// Notes that this process wrote data files, with their stamps once
     /// written: `usage.lines` is to be written after them, and until it is,
-    /// a sweep knows them from another process's (see ``ownWrite(_:)``).
+    /// they are known from another process's (see ``writtenSinceItsTimes(_:stamp:usageStamp:)``).
     func wrote(_ stamps: [(name: String, stamp: FileStamp)]) {
         lock.withLock {
             filesWritten = true
-            for (name, stamp) in stamps { ownWrites[name] = stamp }
+            for (name, stamp) in stamps {
+                ownWrites[name] = stamp
+                // This write is the save its times record.
+                times[name]?.file = FileMark(stamp)
+            }
         }
     }
 
-    /// The stamp this process's last write of the file `name` left, when it
-    /// wrote it after it last wrote `usage.lines`.
-    func ownWrite(_ name: String) -> FileStamp? {
-        lock.withLock { ownWrites[name] }
+    /// Whether the message file `name`, whose stamp is now `stamp`, was
+    /// written after the times known for it were recorded: by another
+    /// writer, which may not have written its times to `usage.lines` yet.
+    ///
+    /// Told by the file's stamp recorded with the times; for times recorded
+    /// without one (records of version 1), by the file being modified after
+    /// `usage.lines` (`usageStamp`) and not by this process's last write.
+    func writtenSinceItsTimes(_ name: String, stamp: FileStamp, usageStamp: FileStamp?) -> Bool {
+        lock.withLock { writtenSince(name, stamp: stamp, usageStamp: usageStamp) }
+    }
+
+    /// ``writtenSinceItsTimes(_:stamp:usageStamp:)``. Lock held.
+    private func writtenSince(_ name: String, stamp: FileStamp, usageStamp: FileStamp?) -> Bool {
+        if let file = times[name]?.file { return file != FileMark(stamp) }
+        guard let usageStamp, stamp.modified.milliseconds > usageStamp.modified.milliseconds else { return false }
+        return ownWrites[name] != stamp
     }
 
     /// Learns `found` (read from the file, or a message file's modification
@@ -105,9 +149,32 @@ final class ChannelUsage: @unchecked Sendable {
     }
 
     /// Writes the times in memory, merged with those in the file, to
-    /// `usage.lines`, keeping only channels `keep` accepts. Call holding its lock.
-    func writeLocked(synchronized: Bool, logger: Logger, keep: (String) -> Bool = { _ in true }) throws(FlatCacheError) {
+    /// `usage.lines`, keeping only channels `keep` accepts. A channel whose
+    /// message file another writer wrote since its times were recorded
+    /// counts as saved and used `now` (its writer's times may never come),
+    /// and every channel's times are written with its file's stamp
+    /// (`stamp(name)`, `nil` when it has no file). Call holding its lock.
+    func writeLocked(
+        synchronized: Bool, logger: Logger, now: Int64, stamp: (String) throws(FlatCacheError) -> FileStamp?,
+        keep: (String) -> Bool = { _ in true }
+    ) throws(FlatCacheError) {
+        let usageStamp = try FileSystem.stamp(at: file.path)
         merge(try Self.read(file, logger: logger))
+        var stamps = [String: FileStamp]()
+        for name in lock.withLock({ Array(times.keys) }) {
+            if let found = try stamp(name) { stamps[name] = found }
+        }
+        lock.withLock {
+            for (name, found) in stamps {
+                guard var entry = times[name] else { continue }
+                if writtenSince(name, stamp: found, usageStamp: usageStamp) {
+                    entry.saved = max(entry.saved, now)
+                    entry.used = max(entry.used, now)
+                }
+                entry.file = FileMark(found)
+                times[name] = entry
+            }
+        }
         let snapshot = lock.withLock { () -> [String: Times] in
             changed = false
             filesWritten = false
@@ -159,11 +226,16 @@ final class ChannelUsage: @unchecked Sendable {
             guard name.hasSuffix(".lines"), let key = SHA256Digest(hex: Array(name.utf8.dropLast(6))),
                 let entry = times[name]
             else { return nil }
-            var writer = BinaryWriter(capacity: recordSize)
-            writer.write(recordVersion)
+            var writer = BinaryWriter(capacity: recordSize + fileMarkSize)
+            writer.write(entry.file == nil ? recordVersion : recordVersionWithFile)
             for byte in key.bytes { writer.write(byte) }
             writer.write(entry.saved)
             writer.write(entry.used)
+            if let file = entry.file {
+                writer.write(Int64(bitPattern: file.inode))
+                writer.write(file.size)
+                writer.write(file.modified)
+            }
             return writer.data
         }
     }
@@ -171,17 +243,28 @@ final class ChannelUsage: @unchecked Sendable {
     /// A record's message file name and times, or `nil` when it is not one.
     static func decode(_ record: Data) -> (String, Times)? {
         try? BinaryReader.read(record) { (reader: inout BinaryReader) throws(RecordDecodingError) -> (String, Times) in
-            try reader.readVersion(recordVersion, of: "usage record")
+            let version = try reader.readByte()
+            guard version == recordVersion || version == recordVersionWithFile else {
+                throw RecordDecodingError(reason: "usage record version \(version) is not 1 or 2")
+            }
             var key = [UInt8]()
             key.reserveCapacity(SHA256Digest.byteCount)
             for _ in 0..<SHA256Digest.byteCount { key.append(try reader.readByte()) }
             let saved = try reader.readInt64()
             let used = try reader.readInt64()
-            return (SHA256Digest(bytes: key).hex + ".lines", Times(saved: saved, used: used))
+            var file: FileMark?
+            if version == recordVersionWithFile {
+                let inode = UInt64(bitPattern: try reader.readInt64())
+                file = FileMark(inode: inode, size: try reader.readInt64(), modified: try reader.readInt64())
+            }
+            return (SHA256Digest(bytes: key).hex + ".lines", Times(saved: saved, used: used, file: file))
         }
     }
 
-    /// A record: its version, the message file's key (32 bytes), the two times.
+    /// A record: its version, the message file's key (32 bytes), the two times;
+    /// version 2 adds the message file's ``FileMark`` (inode, size, modification time).
     static let recordSize = 1 + SHA256Digest.byteCount + 8 + 8
+    static let fileMarkSize = 8 + 8 + 8
     static let recordVersion: UInt8 = 1
+    static let recordVersionWithFile: UInt8 = 2
 }

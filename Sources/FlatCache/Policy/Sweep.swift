@@ -149,11 +149,11 @@ struct Sweep {
         return saved
     }
 
-    /// Whether `message` was written after `usage.lines` by another writer,
-    /// which may not have written its times yet (this process's times are in memory).
+    /// Whether `message` was written by another writer after its times were
+    /// recorded: that writer may not have written its times yet (see
+    /// ``ChannelUsage/writtenSinceItsTimes(_:stamp:usageStamp:)``).
     private func writtenSince(_ usageStamp: FileStamp?, _ message: FolderScan.MessageFile) -> Bool {
-        guard let usageStamp, message.stamp.modified.milliseconds > usageStamp.modified.milliseconds else { return false }
-        return policy.usage.ownWrite(message.file.name) != message.stamp
+        policy.usage.writtenSinceItsTimes(message.file.name, stamp: message.stamp, usageStamp: usageStamp)
     }
 
     /// When `message` was last used. A file written after `usage.lines` was
