@@ -44,7 +44,7 @@ import Testing
         let other = try ChatCache<ChatMessage, ChatChannel, ChatUser>(
             directory: folder.url, configuration: Configuration(maxMessagesPerChannel: limit, memoryLimit: memory, writeDelay: .zero))
         var disk = [String: Channel]()  // what the files hold
-        var waiting = [(url: String, update: (Channel) -> Channel)]()  // `cache`'s changes not yet flushed
+        var waiting = [(url: String, replaces: Bool, update: (Channel) -> Channel)]()  // `cache`'s changes not yet flushed
         var nextID: Int64 = 1
         var clock: Int64 = 1_000
 
@@ -68,29 +68,29 @@ import Testing
                 let batch = (0..<1 + random.next(below: 3)).map { index in newMessage(url, at: clock + Int64(index)) }
                 clock += 3
                 try await cache.messages.save(batch)
-                waiting.append((url, { Self.applying(batch, to: $0) }))
+                waiting.append((url, false, { Self.applying(batch, to: $0) }))
             case 40..<50:  // an older new message: inserted, not appended
                 let message = newMessage(url, at: Int64(random.next(below: Int(clock))))
                 try await cache.messages.save([message])
-                waiting.append((url, { Self.applying([message], to: $0) }))
+                waiting.append((url, false, { Self.applying([message], to: $0) }))
             case 50..<58:  // an edit of a cached message
                 guard var edited = known.values.randomElement(using: &random) else { continue }
                 edited.text = "edited at step \(step)"
                 try await cache.messages.save([edited])
-                waiting.append((url, { Self.applying([edited], to: $0) }))
+                waiting.append((url, false, { Self.applying([edited], to: $0) }))
             case 58..<64 where deletes:  // a change log
                 let doomed = Set(known.keys.shuffled(using: &random).prefix(2))
                 var edited = known.values.randomElement(using: &random).map { [$0] } ?? []
                 for index in edited.indices { edited[index].text = "log at step \(step)" }
                 let updated = edited
                 try await cache.messages.applyChangeLog(updated: updated, deletedMessageIDs: doomed, in: url)
-                waiting.append((url, { Self.applying(updated, deleting: doomed, to: $0) }))
+                waiting.append((url, false, { Self.applying(updated, deleting: doomed, to: $0) }))
             case 64..<66 where deletes:  // a replace
                 clock += 10
                 let fresh = (0..<random.next(below: 4)).map { index in newMessage(url, at: clock + Int64(index)) }
                 clock += 5
                 try await cache.messages.replace(fresh, in: url)
-                waiting.append((url, { _ in Self.applying(fresh, to: [:]) }))
+                waiting.append((url, true, { _ in Self.applying(fresh, to: [:]) }))
             case 66..<80:  // a flush
                 try await cache.flush()
                 for change in waiting { disk[change.url] = change.update(disk[change.url] ?? [:]) }
@@ -100,6 +100,10 @@ import Testing
                 let message = newMessage(url, at: clock)
                 _ = try other.messages.saveNow([message])
                 disk[url] = Self.applying([message], to: disk[url] ?? [:])
+                // A replace waiting for the flush keeps what another writer saved after it was made.
+                if waiting.contains(where: { $0.url == url && $0.replaces }) {
+                    waiting.append((url, false, { Self.applying([message], to: $0) }))
+                }
             default:  // a page, which may read from disk without decoding all
                 let expected = Self.loaded(known, limit: limit)
                 let page = try await cache.messages.loadLatest(in: url, limit: 5)

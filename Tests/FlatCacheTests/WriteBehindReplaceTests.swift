@@ -76,6 +76,17 @@ import Testing
         #expect(try cache(writeDelay: .zero).messages.loadNow(in: Self.url) == expected)
     }
 
+    @Test func aReplaceWhoseFileIsReadFirstIsKeptUnderATinyMemoryLimit() async throws {
+        // Memory holds nothing: the replace reads the file for its base, and must not be trimmed away with it.
+        let writer = try ChatCache(
+            directory: folder.url, configuration: Configuration(memoryLimit: 1, writeDelay: .seconds(60)))
+        try writer.messages.replaceNow([Self.message(1)], in: Self.url)
+        try await writer.messages.replace([Self.message(2)], in: Self.url)
+        #expect(try await writer.messages.load(in: Self.url) == [Self.message(2)])
+        try await writer.flush()
+        #expect(try cache(writeDelay: .zero).messages.loadNow(in: Self.url) == [Self.message(2)])
+    }
+
     @Test func aWaitingReplaceOverAFileNobodyWroteSinceIsWrittenAsItIs() async throws {
         // Nothing in between: the replace's list is the whole content, retention applied.
         let writer = try ChatCache(

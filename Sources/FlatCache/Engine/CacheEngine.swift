@@ -247,7 +247,7 @@ final class CacheEngine: @unchecked Sendable {
         let stamps = try file.stamps()
         let added = locked { () -> Bool in
             guard let entry = files[file.path] as? CachedFile<R>, let base = entry.base(matching: stamps) else { return false }
-            add(change, base: base, to: entry)
+            add(change, base: base, to: entry, costBefore: entry.cost)
             return true
         }
         if !added {
@@ -255,11 +255,11 @@ final class CacheEngine: @unchecked Sendable {
                 try self.storage.withLock(file) { () throws(FlatCacheError) in
                     let read = try self.storage.loadLocked(file, as: R.self)
                     self.locked {
+                        // Installed and added before the entry settles: a trim in between could drop it, and the change with it.
                         let entry = self.entry(file, rule: rule)
                         let before = entry.cost
                         _ = entry.install(read: read.records, tail: read.tail, bytes: read.bytes)
-                        self.settle(entry, costBefore: before)
-                        self.add(change, base: Change.Base(records: read.records, tail: read.tail), to: entry)
+                        self.add(change, base: Change.Base(records: read.records, tail: read.tail), to: entry, costBefore: before)
                     }
                 }
             }
@@ -267,13 +267,12 @@ final class CacheEngine: @unchecked Sendable {
         if writeDelay > .zero { scheduleFlush() }
     }
 
-    /// Adds `change` with `base` to `entry`. Lock held.
-    private func add<R: CacheRecord>(_ change: Change<R>, base: Change<R>.Base, to entry: CachedFile<R>) {
+    /// Adds `change` with `base` to `entry`, whose cost was `costBefore`, and settles it. Lock held.
+    private func add<R: CacheRecord>(_ change: Change<R>, base: Change<R>.Base, to entry: CachedFile<R>, costBefore: Int) {
         var change = change
         change.base = base
-        let before = entry.cost
         entry.add(change)
-        settle(entry, costBefore: before)
+        settle(entry, costBefore: costBefore)
     }
 
     /// Adds `change` and writes `file` at once, with any changes waiting for
