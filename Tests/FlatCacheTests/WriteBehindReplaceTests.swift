@@ -54,11 +54,17 @@ import Testing
         #expect(writeBehind.shownBeforeFlush == expected)
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func aWaitingReplaceKeepsWhatAnotherProcessWroteAfterIt() async throws {
+    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    func aWaitingReplaceKeepsWhatAnotherProcessWroteAfterIt(async: Bool) async throws {
+        // The same with the synchronous replace (written at once) and the async one (written by the flush).
         let writer = try cache(writeDelay: .seconds(60))
         try writer.messages.replaceNow([Self.message(5), Self.message(6)], in: Self.url)
-        try await writer.messages.replace([Self.message(1), Self.message(2), Self.message(5)], in: Self.url)
+        let list = [Self.message(1), Self.message(2), Self.message(5)]
+        if async {
+            try await writer.messages.replace(list, in: Self.url)
+        } else {
+            try writer.messages.replaceNow(list, in: Self.url)
+        }
 
         // Another process saves 3 and deletes 5 while the replace waits.
         for (command, id) in [("save", 3), ("delete", 5)] {
