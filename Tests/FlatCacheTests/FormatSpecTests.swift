@@ -194,5 +194,13 @@ import Testing
         let usage = try Data(contentsOf: root.appendingPathComponent("usage.lines"))
         let record = try #require(Data(base64Encoded: usage.dropLast()))
         #expect(record.count == 49 && record[0] == 1 && record[1..<33] == Data(SHA256Digest(of: Data("plans".utf8)).bytes))
+        // docs/format.md shows these two files' lines as they are in the golden.
+        let document = try String(contentsOf: URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/format.md"), encoding: .utf8)
+        for name in ["usage.lines", "channels.continuity"] {
+            let line = try String(decoding: Data(contentsOf: GoldenFolder.url("every-file").appendingPathComponent(name)), as: UTF8.self)
+            #expect(document.contains("\n```\n" + line + "```\n"), "\(name)")
+        }
     }
 }
