@@ -74,6 +74,10 @@ extension CLITests {
         }
     }
 
+    @Test func verifyHelpSaysWhatItChecksPrintsAndExitsWith() throws {
+        try expectGolden("help-verify", ["verify", "--help"])
+    }
+
     @Test func infoOnAMissingFolderSaysItDoesNotExist() throws {
         try expectGolden("info-missing-folder", ["info", "nowhere"])
         try Data().write(to: folder.appending("a-file"))

@@ -7,9 +7,11 @@ struct Verify: ParsableCommand {
         abstract: "Check every file of the cache format: data files against their sidecars, every record decoded.",
         discussion: """
             Checks channels.lines, users.lines, every messages/<key>.lines, the continuity files, usage.lines, \
-            records and preloaded. Without --repair it reads only and changes nothing. With --repair, bad files \
-            are moved into the cache's quarantine folder, as the library does when it loads one, and each line \
-            says where; a bad records file is never moved. Exit status 0 when no bad file is left (every bad \
+            records and preloaded. Prints "<path>: <problem>" for each bad file, then "N files checked, M bad". \
+            Without --repair it reads only and changes nothing. With --repair, bad files are moved into the \
+            cache's quarantine folder, as the library does when it loads one: each line ends with \
+            "; moved to quarantine/<incident>" and the summary with ", K moved into quarantine/"; a bad records \
+            file is never moved. Exit status 0 when no bad file is left (every bad \
             file was moved aside, or there was none), 1 when one is. An append that a crash left unfinished \
             (bytes after the last line the sidecar names) is not bad: it gets a note with its byte count \
             ("...: 37 bytes of an unfinished append after its records (ignored; --repair cuts them off)"), and \
