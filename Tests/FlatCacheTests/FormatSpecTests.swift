@@ -125,6 +125,9 @@ import Testing
         let reader = try Cache(directory: root)
         #expect(try reader.messages.continuity(in: Fixtures.channelURL) == ChannelContinuity())
         #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("messages/\(key(Fixtures.channelURL)).continuity").path))
+        // A save that creates the message file again: the anchor (message 1) no longer matches.
+        try reader.messages.save([Fixtures.message(5, at: 5_000)])
+        #expect(try reader.messages.continuity(in: Fixtures.channelURL).completeRanges == [5_001...9_000])
     }
 
     // MARK: - reading
