@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 
 /// What a cache folder holds, read without decoding a single record: for
 /// tools that meet folders written with any record types.
@@ -90,5 +91,36 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         try add(layout.usersFile, .users)
         for file in try layout.messageFiles() { try add(file, .messages) }
         return CacheFolderSummary(recordTypes: try RecordTypesFile.read(layout), files: files)
+    }
+
+    /// Checks every file of the cache folder at `directory` that the format
+    /// defines, as ``ChatCache/verify(repair:progress:)`` does, without
+    /// decoding the records of its data files: for a folder written with any
+    /// record types. Their lines are checked against their sidecars and their
+    /// Base64; continuity files, `usage.lines`, `records` and `preloaded` are
+    /// checked whole, since their form is FlatCache's own.
+    ///
+    /// Reads only: it moves, finishes and reports nothing.
+    /// - important: Requires disk I/O; reads every file.
+    /// - Parameters:
+    ///   - directory: A FlatCache folder; read permission is enough.
+    ///   - progress: Called after each file with the number checked and the total.
+    /// - Returns: One entry per file, in the order of ``ChatCache/verify(repair:progress:)``.
+    /// - Throws: ``FlatCacheError/notADirectory(_:)``, ``FlatCacheError/notACacheDirectory(_:)``,
+    ///   ``FlatCacheError/unsupportedFormat(marker:directory:)``, or a file-system error.
+    public static func verify(
+        directory: URL, progress: (_ checked: Int, _ total: Int) -> Void = { _, _ in }
+    ) throws(FlatCacheError) -> [VerifiedFile] {
+        _ = try FormatMarker.prepare(
+            CacheLayout(root: directory.path), directory: directory, synchronized: false, readOnly: true)
+        let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path))
+        let types = try RecordTypesFile.read(layout) ?? RecordTypes(messages: "", channels: "", users: "")
+        let storage = RecordStorage(
+            root: layout.root, directory: directory, recordTypes: types, synchronized: false, isReadOnly: true,
+            quarantine: layout.quarantine, logger: Logger(label: "flatcache") { _ in SwiftLogNoOpLogHandler() },
+            onDamagedFile: nil, locks: LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath))
+        let verification = FolderVerification(
+            storage: storage, layout: layout, count: { _, lines throws(Corruption) in lines.count }, typed: false)
+        return try verification.run(repair: false, progress: progress)
     }
 }

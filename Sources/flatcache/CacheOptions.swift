@@ -63,9 +63,10 @@ struct CacheOptions: ParsableArguments {
     /// A missing or foreign folder is an error: the tool never creates a cache here.
     private func checkIsACache() throws {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ToolError("\(directory) is not a folder.")
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
+            throw ToolError("\(directory) does not exist.")
         }
+        guard isDirectory.boolValue else { throw ToolError("\(directory) is not a folder.") }
         guard FileManager.default.fileExists(atPath: url.appendingPathComponent("format").path) else {
             throw ToolError("\(directory) is not a FlatCache folder: it has no 'format' file.")
         }

@@ -11,14 +11,18 @@ enum Output {
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
-    /// Rows as columns padded to their widest cell (by characters), two spaces apart.
+    /// Rows as columns padded to their widest cell by display width (see
+    /// ``DisplayWidth``: CJK and emoji take two columns), two spaces apart.
     static func table(_ rows: [[String]]) {
         guard let columns = rows.map(\.count).max() else { return }
-        let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+        let widths = (0..<columns).map { column in
+            rows.map { column < $0.count ? DisplayWidth.of($0[column]) : 0 }.max() ?? 0
+        }
         for row in rows {
-            // Pad by characters, never cut: NSString padding counts UTF-16 and would split an emoji.
+            // Pad, never cut: a cell is printed whole.
             let cells = row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell + String(repeating: " ", count: max(0, widths[index] - cell.count))
+                index == row.count - 1
+                    ? cell : cell + String(repeating: " ", count: max(0, widths[index] - DisplayWidth.of(cell)))
             }
             print(cells.joined(separator: "  "))
         }
@@ -37,7 +41,8 @@ enum Output {
         return formatter
     }()
 
-    /// A progress line on standard error, only when it is a terminal; `done == total` ends the line.
+    /// A progress line on standard error, only when it is a terminal: "verb done/total",
+    /// rewritten in place; the call with `done == total` ends the line.
     static func progress(_ verb: String, _ done: Int, _ total: Int) {
         guard isatty(STDERR_FILENO) == 1 else { return }
         let end = done >= total ? "\n" : ""

@@ -132,7 +132,7 @@ import Testing
         #expect(info.stdout.contains("SDKMessage") && info.stdout.contains("lastSavedAt"))
         #expect(channels.status == 0 && channels.stdout.contains("channels.lines") && channels.stderr.contains("SDKChannel"))
         #expect(messages.status == 0 && messages.stdout.contains("\"records\" : 4"))
-        #expect(verify.status == 0 && verify.stdout.contains("3 files checked, 0 bad"))
+        #expect(verify.status == 0 && verify.stdout.contains("4 files checked, 0 bad"))
         #expect(export.status == 1 && export.stderr.contains("export reads the built-in record types only"))
         #expect(try GoldenFolder.differences(between: custom, and: before).isEmpty)
     }

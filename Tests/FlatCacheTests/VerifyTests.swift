@@ -19,7 +19,7 @@ import Testing
 
     @Test func aHealthyCacheVerifies() throws {
         let files = try cache.verify()
-        #expect(files.count == 7)  // channels, users, 5 message files
+        #expect(files.count == 8)  // channels, users, 5 message files, records
         #expect(files.allSatisfy { $0.isValid })
         #expect(files.prefix(2).map(\.path) == ["channels.lines", "users.lines"])
         let records = files.map(\.records).reduce(0, +)
@@ -50,11 +50,11 @@ import Testing
             checked.append(done)
             totals.insert(total)
         }
-        #expect(totals == [7])
+        #expect(totals == [8])
         let moved = try #require(repaired.first { !$0.isValid })
         #expect(moved.path == "users.lines")
         #expect(moved.movedTo?.hasPrefix("quarantine/") == true)
-        #expect(checked == Array(1...7))
+        #expect(checked == Array(1...8))
         #expect(recorder.entries.count == 1)
         let after = try cache.verify()
         #expect(after.allSatisfy { $0.isValid })  // the file is gone: nothing bad is left

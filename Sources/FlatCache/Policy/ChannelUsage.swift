@@ -261,6 +261,24 @@ final class ChannelUsage: @unchecked Sendable {
         }
     }
 
+    /// Checks `lines` as `usage.lines` must hold them (for `verify`): each a
+    /// record, in ascending order of key, each key once.
+    ///
+    /// - Returns: How many records.
+    static func check(_ lines: [Data]) throws(Corruption) -> Int {
+        var previous: String?
+        for (index, line) in lines.enumerated() {
+            guard let (name, _) = decode(line) else {
+                throw .undecodableRecord(line: index + 1, reason: "\(line.count) bytes are not a usage record")
+            }
+            if let previous, previous >= name {
+                throw .undecodableRecord(line: index + 1, reason: "its key is not above the previous line's")
+            }
+            previous = name
+        }
+        return lines.count
+    }
+
     /// A record: its version, the message file's key (32 bytes), the two times;
     /// version 2 adds the message file's ``FileMark`` (inode, size, modification time).
     static let recordSize = 1 + SHA256Digest.byteCount + 8 + 8

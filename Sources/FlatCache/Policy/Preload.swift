@@ -115,6 +115,11 @@ struct Preload {
         return Data((SHA256Digest(of: Data(text.utf8)).hex + "\n").utf8)
     }
 
+    /// Whether `data` has the form of a `preloaded` file: 64 lowercase hex digits and `\n` (for `verify`).
+    static func isIdentity(_ data: Data) -> Bool {
+        data.count == 65 && data.last == UInt8(ascii: "\n") && SHA256Digest(hex: Array(data.dropLast())) != nil
+    }
+
     /// The bundle's layout, once it is known to be a FlatCache folder of this
     /// format holding this cache's record types.
     private func open() throws(FlatCacheError) -> CacheLayout {

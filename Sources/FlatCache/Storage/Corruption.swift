@@ -15,6 +15,8 @@ enum Corruption: Error, Equatable, CustomStringConvertible {
     case undecodableRecord(line: Int, reason: String)
     /// A folder, link or device stands where the data file or its sidecar belongs.
     case notARegularFile
+    /// A file without a sidecar (`records`, `preloaded`) is not in its form; says how.
+    case unexpectedContents(String)
 
     var description: String {
         switch self {
@@ -26,6 +28,7 @@ enum Corruption: Error, Equatable, CustomStringConvertible {
         case .invalidBase64(let line): "line \(line) is not valid Base64"
         case .undecodableRecord(let line, let reason): "line \(line) does not decode: \(reason)"
         case .notARegularFile: "it or its sidecar is not a regular file"
+        case .unexpectedContents(let problem): problem
         }
     }
 }

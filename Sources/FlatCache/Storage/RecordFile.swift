@@ -107,17 +107,25 @@ struct RecordFile: Sendable, Hashable {
     /// what a crash may have left, as ``load(finishing:)`` describes), without
     /// decoding its lines: for a read that needs only a few of them.
     func verify(finishing: Bool = true) throws(FlatCacheError) -> (found: Verified, tail: Tail?) {
+        let (found, tail, _) = try check(finishing: finishing)
+        return (found, tail)
+    }
+
+    /// Reads the data file as ``verify(finishing:)`` does, and also says how
+    /// many bytes an unfinished append left after the whole prefix the
+    /// sidecar names (0 when none): for `verify`, which reports them.
+    func check(finishing: Bool) throws(FlatCacheError) -> (found: Verified, tail: Tail?, unfinishedBytes: Int) {
         var data: Data
         var stamp: FileStamp
         let sidecar: Data?
         var sidecarStamp: FileStamp?
         do {
-            guard let found = try FileSystem.readFile(at: path) else { return (.missing, nil) }
+            guard let found = try FileSystem.readFile(at: path) else { return (.missing, nil, 0) }
             (data, stamp) = found
             let sidecarFile = try FileSystem.readFile(at: sidecarPath)
             (sidecar, sidecarStamp) = (sidecarFile?.contents, sidecarFile?.stamp)
         } catch where FileSystem.isNotARegularFile(error) {
-            return (.corrupt(.notARegularFile), nil)
+            return (.corrupt(.notARegularFile), nil, 0)
         }
         var hasher = SHA256Hasher()
         hasher.update(data)
@@ -139,10 +147,10 @@ struct RecordFile: Sendable, Hashable {
         }
         switch recorded {
         case .failure(let problem):
-            return (.corrupt(problem), nil)
+            return (.corrupt(problem), nil, 0)
         case .success(let digest):
             guard let whole = recoverUnfinishedAppend(data, recorded: digest) else {
-                return (.corrupt(.digestMismatch(recorded: digest.hex, actual: actual.hex)), nil)
+                return (.corrupt(.digestMismatch(recorded: digest.hex, actual: actual.hex)), nil, 0)
             }
             // Cut the unconfirmed lines off (finishing), or read around them: then the file on
             // disk stays longer than what was read, and its tail is not known.
@@ -150,18 +158,19 @@ struct RecordFile: Sendable, Hashable {
             if finishing, (try? FileSystem.truncateFile(at: path, to: whole.data.count)) != nil {
                 cut = (try? FileSystem.stamp(at: path)) ?? nil
             }
-            return decoded(whole.data, stamp: cut, sidecarStamp: sidecarStamp, hasher: whole.hasher)
+            let found = decoded(whole.data, stamp: cut, sidecarStamp: sidecarStamp, hasher: whole.hasher)
+            return (found.found, found.tail, data.count - whole.data.count)
         }
     }
 
     /// `data` as verified, and its tail when its `stamp` on disk is known.
     private func decoded(
         _ data: Data, stamp: FileStamp?, sidecarStamp: FileStamp?, hasher: SHA256Hasher
-    ) -> (found: Verified, tail: Tail?) {
+    ) -> (found: Verified, tail: Tail?, unfinishedBytes: Int) {
         let tail = stamp.map {
             Tail(stamp: $0, sidecarStamp: sidecarStamp, hasher: hasher, lineCount: RecordLines.count(in: data))
         }
-        return (.body(data), tail)
+        return (.body(data), tail, 0)
     }
 
     /// Finds the whole file inside one that a crash cut during an append:

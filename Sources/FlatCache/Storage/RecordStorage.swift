@@ -63,23 +63,39 @@ struct RecordStorage: Sendable {
         }
     }
 
-    /// What `file` holds, checked like a load but moving nothing: its record
-    /// count, `nil` when it does not exist, or why it cannot be trusted.
-    func inspect<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> Result<Int, Corruption>? {
-        try withLock(file) { () throws(FlatCacheError) in
-            // A check changes nothing: a crash-cut replace is read, not finished.
-            switch try file.read(finishing: false) {
-            case .missing: return nil
-            case .corrupt(let corruption): return .failure(corruption)
-            case .records(let lines):
-                do throws(Corruption) {
-                    return .success(try decode(lines, as: type).count)
-                } catch {
-                    try requireRecordTypes()
-                    return .failure(error)
-                }
+    /// What `file` holds, checked like a load but moving nothing: `nil` when
+    /// it does not exist, else what `count` makes of its lines (a record
+    /// count) or why it cannot be trusted, and the bytes an unfinished append
+    /// left after them.
+    ///
+    /// - Parameters:
+    ///   - finishing: Whether to finish what a crash cut short (`verify`'s
+    ///     repair): rename a waiting sidecar, cut off an unfinished append.
+    ///     Without it a check changes nothing.
+    ///   - typed: Whether `count` decodes this cache's record types, so that a
+    ///     record that will not decode may mean another instance migrated the folder.
+    /// Call holding the lock its readers hold (its own, or that of the file it describes).
+    func inspectLocked(
+        _ file: RecordFile, finishing: Bool = false, typed: Bool = true,
+        count: ([Data]) throws(Corruption) -> Int
+    ) throws(FlatCacheError) -> (result: Result<Int, Corruption>, unfinishedBytes: Int)? {
+        let (found, _, unfinished) = try file.check(finishing: finishing && !isReadOnly)
+        switch found {
+        case .missing: return nil
+        case .corrupt(let corruption): return (.failure(corruption), 0)
+        case .body(let body):
+            do throws(Corruption) {
+                return (.success(try count(try RecordLines.decode(body))), unfinished)
+            } catch {
+                if typed, case .undecodableRecord = error { try requireRecordTypes() }
+                return (.failure(error), unfinished)
             }
         }
+    }
+
+    /// Each line decoded as an `R`, for ``inspectLocked(_:finishing:typed:count:)``.
+    func count<R: CacheRecord>(_ lines: [Data], as type: R.Type) throws(Corruption) -> Int {
+        try decode(lines, as: type).count
     }
 
     /// Reports `file` as damaged and, when `moving` and not read-only, moves it aside as a load does.

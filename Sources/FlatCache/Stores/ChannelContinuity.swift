@@ -185,12 +185,21 @@ struct ContinuityRecord: Hashable {
         case .corrupt(let corruption):
             return .failure(corruption)
         case .records(let lines):
-            guard lines.count == 1 else { return .failure(.undecodableRecord(line: 1, reason: "\(lines.count) records, not 1")) }
-            do {
-                return .success(try ContinuityRecord(serializedData: lines[0]))
+            do throws(Corruption) {
+                return .success(try record(in: lines))
             } catch {
-                return .failure(.undecodableRecord(line: 1, reason: error.reason))
+                return .failure(error)
             }
+        }
+    }
+
+    /// The one record a continuity file's `lines` must hold.
+    static func record(in lines: [Data]) throws(Corruption) -> ContinuityRecord {
+        guard lines.count == 1 else { throw .undecodableRecord(line: 1, reason: "\(lines.count) records, not 1") }
+        do {
+            return try ContinuityRecord(serializedData: lines[0])
+        } catch {
+            throw .undecodableRecord(line: 1, reason: error.reason)
         }
     }
 }

@@ -4,17 +4,36 @@ import Foundation
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check every data file against its sidecar and decode every record.",
-        discussion: "Exit status 0 when every file is valid, 1 when one is not. Without --repair it reads only and changes nothing. With --repair, bad files are moved into the cache's quarantine folder, as the library does when it loads one. A folder written with other record types is checked without decoding its records (sidecars and Base64), and cannot be repaired here.")
+        abstract: "Check every file of the cache format: data files against their sidecars, every record decoded.",
+        discussion: """
+            Checks channels.lines, users.lines, every messages/<key>.lines, the continuity files, usage.lines, \
+            records and preloaded. Prints "<path>: <problem>" for each bad file, then "N files checked, M bad". \
+            Without --repair it reads only and changes nothing. With --repair, bad files are moved into the \
+            cache's quarantine folder, as the library does when it loads one: each line ends with \
+            "; moved to quarantine/<incident>" and the summary with ", K moved into quarantine/"; a bad records \
+            file is never moved. Exit status 0 when no bad file is left (every bad \
+            file was moved aside, or there was none), 1 when one is. An append that a crash left unfinished \
+            (bytes after the last line the sidecar names) is not bad: it gets a note with its byte count \
+            ("...: 37 bytes of an unfinished append after its records (ignored; --repair cuts them off)"), and \
+            --repair cuts them off ("...: cut off 37 bytes of an unfinished append"). A folder written with \
+            other record types is checked without decoding its records (sidecars and Base64), and cannot be \
+            repaired here. On a terminal, standard error shows "verified N/TOTAL" as files are checked, ending \
+            with its own line.
+            """)
 
     @OptionGroup var options: CacheOptions
 
-    @Flag(help: "Move bad files aside (into quarantine/), and say where.")
+    @Flag(help: "Move bad files aside (into quarantine/), say where, and cut off unfinished appends.")
     var repair = false
 
     struct Report: Codable {
         var filesChecked: Int
+        /// Bad files, each with `movedTo` when --repair moved it aside.
         var badFiles: [VerifiedFile]
+        /// How many bad files are left in place: the exit status is 1 when there is one.
+        var badFilesLeft: Int
+        /// Valid files with bytes of an unfinished append after their records.
+        var unfinishedAppends: [VerifiedFile]
     }
 
     func run() throws {
@@ -22,19 +41,26 @@ struct Verify: ParsableCommand {
         do {
             files = try options.open(readOnly: !repair).verify(repair: repair) { Output.progress("verified", $0, $1) }
         } catch FlatCacheError.recordTypeMismatch where !repair {
-            files = try CacheFolderSummary.read(directory: options.url).files.map {
-                VerifiedFile(path: $0.path, records: $0.records, problem: $0.problem, movedTo: nil)
-            }
+            files = try CacheFolderSummary.verify(directory: options.url) { Output.progress("verified", $0, $1) }
         }
         let bad = files.filter { !$0.isValid }
+        let left = bad.filter { $0.movedTo == nil }
+        let unfinished = files.filter { $0.unfinishedAppendBytes != nil }
         if options.json {
-            try Output.json(Report(filesChecked: files.count, badFiles: bad))
+            try Output.json(Report(filesChecked: files.count, badFiles: bad, badFilesLeft: left.count, unfinishedAppends: unfinished))
         } else {
             for file in bad {
                 print("\(file.path): \(file.problem ?? "bad")" + (file.movedTo.map { "; moved to \($0)" } ?? ""))
             }
-            print("\(files.count) files checked, \(bad.count) bad" + (repair && !bad.isEmpty ? ", moved aside" : ""))
+            for file in unfinished {
+                let bytes = file.unfinishedAppendBytes ?? 0
+                print(repair
+                    ? "\(file.path): cut off \(bytes) bytes of an unfinished append"
+                    : "\(file.path): \(bytes) bytes of an unfinished append after its records (ignored; --repair cuts them off)")
+            }
+            let moved = bad.count - left.count
+            print("\(files.count) files checked, \(bad.count) bad" + (moved > 0 ? ", \(moved) moved into quarantine/" : ""))
         }
-        if !bad.isEmpty { throw ExitCode(1) }
+        if !left.isEmpty { throw ExitCode(1) }
     }
 }

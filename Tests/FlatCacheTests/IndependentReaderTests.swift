@@ -1,0 +1,112 @@
+@testable import FlatCache
+import Foundation
+import Testing
+
+/// `Scripts/read-cache.py`, a reader written from `docs/format.md` alone in
+/// Python with no FlatCache code, reads the golden folders, and folders a
+/// crash or another writer left, exactly as FlatCache does: the page is
+/// enough to write a reader without guessing.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+struct IndependentReaderTests {
+    typealias Cache = ChatCache<ChatMessage, ChatChannel, ChatUser>
+    let folder: TemporaryFolder
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
+
+    /// What a reader makes of a folder, in the script's JSON form.
+    struct Snapshot: Codable, Equatable {
+        struct Continuity: Codable, Equatable {
+            var ranges: [[Int64]]
+            var token: String?
+        }
+        var channels: [String]
+        var users: [String]
+        var messages: [String: [Int64]]
+        var continuity: [String: Continuity]
+        var channelsToken: String?
+        var usage: [String: [Int64]]
+        var damaged: [String]
+    }
+
+    static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Scripts/read-cache.py")
+
+    func python(_ directory: URL, keeping n: Int) throws -> Snapshot {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [Self.script.path, directory.path, "\(n)"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return try JSONDecoder().decode(Snapshot.self, from: data)
+    }
+
+    func flatCache(_ directory: URL, keeping n: Int) throws -> Snapshot {
+        let damaged = DamageRecorder()
+        var configuration = damaged.configuration(readOnly: true)
+        configuration.maxMessagesPerChannel = n
+        configuration.memoryLimit = 0
+        let cache = try Cache(directory: directory, configuration: configuration)
+        var snapshot = Snapshot(
+            channels: try cache.channels.load().map(\.channelURL), users: try cache.users.load().map(\.userID),
+            messages: [:], continuity: [:], channelsToken: try cache.channels.changeLogToken(), usage: [:], damaged: [])
+        // Message files are named by a hash: an empty one's channel is known only by name.
+        let urls = Set(try cache.messages.loadAll().map(\.channelURL) + snapshot.channels + ["quiet"])
+        for url in urls {
+            let key = SHA256Digest(of: Data(url.utf8)).hex
+            guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("messages/\(key).lines").path) else { continue }
+            snapshot.messages[key] = try cache.messages.load(in: url).map(\.messageID)
+            let continuity = try cache.messages.continuity(in: url)
+            if !continuity.completeRanges.isEmpty || continuity.changeLogToken != nil {
+                snapshot.continuity[key] = .init(
+                    ranges: continuity.completeRanges.map { [$0.lowerBound, $0.upperBound] }, token: continuity.changeLogToken)
+            }
+        }
+        let usage = try ChannelUsage.read(RecordFile(path: directory.appendingPathComponent("usage.lines").path), logger: .init(label: "test"))
+        for (name, times) in usage { snapshot.usage[String(name.dropLast(6))] = [times.saved, times.used] }
+        snapshot.damaged = Set(damaged.files.map(\.path)).sorted()
+        return snapshot
+    }
+
+    func expectSameReading(_ directory: URL, keeping n: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var independent = try python(directory, keeping: n)
+        independent.damaged.sort()
+        let library = try flatCache(directory, keeping: n)
+        #expect(independent == library, "\(directory.lastPathComponent), N = \(n)", sourceLocation: sourceLocation)
+    }
+
+    @Test func theGoldenFoldersReadTheSame() throws {
+        for golden in ["worked-example", "continuity", "every-file", "sample-cache", "appended-within-slack", "compacted-past-slack"] {
+            for n in [1, 2, 8, 200] { try expectSameReading(GoldenFolder.url(golden), keeping: n) }
+        }
+    }
+
+    @Test func foldersACrashOrAnotherWriterLeftReadTheSame() throws {
+        let root = folder.appending("cache")
+        try FileManager.default.copyItem(at: GoldenFolder.url("every-file"), to: root)
+        let key = SHA256Digest(of: Data("plans".utf8)).hex
+        let messages = root.appendingPathComponent("messages/\(key).lines")
+        // An unfinished append after the message file, and one after an empty users.lines.
+        try (try Data(contentsOf: messages) + Data("QUJD\nxx".utf8)).write(to: messages)
+        try Data("QUJD\n".utf8).write(to: root.appendingPathComponent("users.lines"))
+        try Data((SHA256Digest(of: Data()).hex + "  users.lines\n").utf8).write(to: root.appendingPathComponent("users.lines.sha256"))
+        // The channel list's sidecar missing, complete in its waiting file.
+        try FileManager.default.moveItem(
+            at: root.appendingPathComponent("channels.lines.sha256"), to: root.appendingPathComponent(".channels.lines.sha256.tmp"))
+        for n in [1, 2, 3, 200] { try expectSameReading(root, keeping: n) }
+
+        // A damaged continuity file, then a message file gone from under its continuity.
+        let continuity = root.appendingPathComponent("messages/\(key).continuity")
+        try Data("AQ==\n".utf8).write(to: continuity)
+        try expectSameReading(root, keeping: 200)
+        try FileManager.default.removeItem(at: messages)
+        try FileManager.default.removeItem(at: messages.appendingPathExtension("sha256"))
+        try expectSameReading(root, keeping: 200)
+    }
+}

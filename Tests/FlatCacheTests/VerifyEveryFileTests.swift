@@ -1,0 +1,144 @@
+@testable import FlatCache
+import Foundation
+import Testing
+
+/// `verify` checks every file the format defines, not only the record
+/// files: continuity files, `usage.lines`, `records` and `preloaded`, for
+/// the cache's own record types and for a folder of other types. An
+/// unfinished append is a note, not damage, and a repair cuts it off.
+@Suite struct VerifyEveryFileTests {
+    typealias Cache = ChatCache<ChatMessage, ChatChannel, ChatUser>
+    let folder: TemporaryFolder
+    let url = "plans"
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
+
+    var root: URL { folder.appending("cache") }
+
+    /// A folder holding one of every file the format defines.
+    func writeEveryFile() async throws {
+        let cache = try Cache(directory: root)
+        try await cache.channels.replace(with: [Fixtures.channel(url, lastMessageAt: 3_000)])
+        try await cache.channels.setChangeLogToken("list-1")
+        try await cache.messages.replace(Fixtures.messages(3, in: url), in: url, covering: ChannelContinuity.channelStart...5_000)
+        try await cache.messages.setChangeLogToken("changes-1", in: url)
+        try await cache.users.save([Fixtures.mina])
+        try await cache.close()  // writes usage.lines
+        try Data((String(repeating: "ab", count: 32) + "\n").utf8).write(to: root.appendingPathComponent("preloaded"))
+    }
+
+    var key: String { get throws { try CacheFolderSummary.messagesFilePath(forChannel: url).dropFirst(9).dropLast(6).description } }
+
+    var everyFile: [String] {
+        get throws {
+            [
+                "channels.lines", "users.lines", "messages/\(try key).lines", "channels.continuity",
+                "messages/\(try key).continuity", "usage.lines", "records", "preloaded",
+            ]
+        }
+    }
+
+    /// Changes one byte of `path` so that it is no longer valid: in a data
+    /// file its sidecar no longer matches; in `records` and `preloaded`
+    /// (which have none) the first byte stops being a role or a hex digit.
+    func flipByte(of path: String) throws {
+        let file = root.appendingPathComponent(path)
+        var bytes = try Data(contentsOf: file)
+        bytes[0] ^= 0x40
+        try bytes.write(to: file)
+    }
+
+    @Test func verifyChecksEveryFileTheFormatDefines() async throws {
+        try await writeEveryFile()
+        let files = try Cache(directory: root, configuration: Configuration(readOnly: true)).verify()
+        #expect(files.map(\.path) == (try everyFile))
+        #expect(files.allSatisfy { $0.isValid })
+        for path in try everyFile {
+            let copy = folder.appending("copy-\(path.replacingOccurrences(of: "/", with: "-"))")
+            try FileManager.default.copyItem(at: root, to: copy)
+            defer { try? FileManager.default.removeItem(at: copy) }
+            let file = copy.appendingPathComponent(path)
+            var bytes = try Data(contentsOf: file)
+            bytes[0] ^= 0x40
+            try bytes.write(to: file)
+            // The cache's own types, or (when `records` no longer names them) without decoding.
+            let bad: [VerifiedFile]
+            if path == "records" {
+                #expect(throws: FlatCacheError.self) { try Cache(directory: copy, configuration: Configuration(readOnly: true)) }
+                bad = try CacheFolderSummary.verify(directory: copy).filter { !$0.isValid }
+            } else {
+                bad = try Cache(directory: copy, configuration: Configuration(readOnly: true)).verify().filter { !$0.isValid }
+            }
+            #expect(bad.map(\.path) == [path], "a flipped byte in \(path)")
+            // A folder of other record types: every file but the records is checked the same way.
+            #expect(try CacheFolderSummary.verify(directory: copy).filter { !$0.isValid }.map(\.path) == [path])
+        }
+    }
+
+    @Test func repairMovesABadContinuityUsageOrPreloadedFileAside() async throws {
+        try await writeEveryFile()
+        for path in ["messages/\(try key).continuity", "usage.lines", "preloaded"] { try flipByte(of: path) }
+        let repaired = try Cache(directory: root).verify(repair: true).filter { !$0.isValid }
+        #expect(repaired.count == 3)
+        #expect(repaired.allSatisfy { $0.movedTo?.hasPrefix("quarantine/") == true })
+        #expect(try Cache(directory: root).verify().allSatisfy { $0.isValid })
+    }
+
+    @Test func anUnfinishedAppendIsANoteAndRepairCutsItOff() async throws {
+        try await writeEveryFile()
+        let path = "messages/\(try key).lines"
+        let file = root.appendingPathComponent(path)
+        let whole = try Data(contentsOf: file)
+        // Lines written past the sidecar by an append a crash cut short: any bytes, not checked.
+        let unfinished = Data("QUJD\nnot base64 and no newline".utf8)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: unfinished)
+        try handle.close()
+        let trailing = unfinished.count
+
+        let checked = try #require(try Cache(directory: root, configuration: Configuration(readOnly: true)).verify().first { $0.path == path })
+        #expect(checked.isValid)
+        #expect(checked.records == 3)
+        #expect(checked.unfinishedAppendBytes == trailing)
+        #expect(try Data(contentsOf: file).count == whole.count + trailing)  // a check changes nothing
+        let other = try #require(try CacheFolderSummary.verify(directory: root).first { $0.path == path })
+        #expect(other.unfinishedAppendBytes == trailing)
+
+        let repaired = try #require(try Cache(directory: root).verify(repair: true).first { $0.path == path })
+        #expect(repaired.isValid && repaired.movedTo == nil)
+        #expect(repaired.unfinishedAppendBytes == trailing)
+        #expect(try Data(contentsOf: file) == whole)
+        let after = try #require(try Cache(directory: root).verify().first { $0.path == path })
+        #expect(after.unfinishedAppendBytes == nil)
+    }
+
+    @Test func progressCountsOnlyTheFilesThatExist() throws {
+        let cache = try Cache(directory: root)
+        try cache.messages.save(Fixtures.messages(2))
+        try cache.channels.replace(with: [])
+        // No users.lines, no continuity, no usage.lines, no preloaded: 3 files (channels, messages, records).
+        var calls = [[Int]]()
+        let files = try cache.verify { calls.append([$0, $1]) }
+        #expect(files.count == 3)
+        #expect(calls == [[1, 3], [2, 3], [3, 3]])
+    }
+
+    @Test func usageRecordsOutOfOrderAreBad() async throws {
+        try await writeEveryFile()
+        let cache = try Cache(directory: root)
+        try await cache.messages.save(Fixtures.messages(1, in: "second"))
+        try await cache.close()
+        let usage = root.appendingPathComponent("usage.lines")
+        let lines = try String(decoding: Data(contentsOf: usage), as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 2)
+        let swapped = Data((lines.reversed().joined(separator: "\n") + "\n").utf8)
+        try swapped.write(to: usage)
+        try Data("\(SHA256Digest(of: swapped).hex)  usage.lines\n".utf8).write(to: root.appendingPathComponent("usage.lines.sha256"))
+        let bad = try Cache(directory: root, configuration: Configuration(readOnly: true)).verify().filter { !$0.isValid }
+        #expect(bad.map(\.path) == ["usage.lines"])
+        #expect(bad.first?.problem?.contains("line 2") == true)
+    }
+}
