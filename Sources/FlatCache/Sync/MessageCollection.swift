@@ -20,7 +20,9 @@
 ///
 /// Every call runs one at a time, in the order made: no message is
 /// delivered twice, and ``messages`` is always in chronological order
-/// (creation time, then id). A failing source throws
+/// (creation time, then id). Messages that share a millisecond, however
+/// many, are paged through in that order and never skipped (see the
+/// contract of ``MessageSource/messages(in:_:_:limit:)``). A failing source throws
 /// ``FlatCacheError/sourceFailed(operation:underlying:)`` and leaves the
 /// cache intact; call ``sync()`` when the connection is back.
 public actor MessageCollection<Source: MessageSource>: TakesTurns {
@@ -38,6 +40,13 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     public nonisolated let pageSize: Int
     /// The most missing messages the collection fetches after the newest it
     /// shows, when it starts or syncs; more is a ``MessageCollectionEvent/hugeGap``.
+    ///
+    /// Missing means on the server, not shown, and after the oldest shown in
+    /// the collection's order (time, then id): a message new in the newest
+    /// shown one's millisecond counts (and is added in its place) even when
+    /// its id sorts before the newest shown's. Ties count like any message:
+    /// one more than the threshold is a huge gap, and a range is recorded
+    /// complete only when every message in it was fetched.
     public nonisolated let hugeGapThreshold: Int
     /// What happens to the view, in order, until ``dispose()`` finishes the stream.
     public nonisolated let events: AsyncStream<MessageCollectionEvent<Message>>
