@@ -228,4 +228,59 @@ import Testing
         #expect(pages.dropLast().allSatisfy { $0.count == pageSize })
         try await Self.expectContinuityTruthful(cache.messages, server: atT + later)
     }
+
+    // MARK: - Sources that page differently
+
+    @Test(arguments: [(25, 10), (3, 4), (40, 7)])
+    func aSourceWhosePagesFinishTheirMillisecondIsPagedThroughOnce(tied: Int64, pageSize: Int) async throws {
+        // Given a source that returns more than asked: its pages go on to the end of their last millisecond
+        let cache = try roomCache()
+        await tieSource.setPaging(finishing: true)
+        let atT = (1...tied).map { Self.event($0, at: 50_000) }
+        let later = (1...25).map { Self.event(tied + $0, at: 50_000 + $0 / 2) }
+        await tieSource.send(atT + later)
+        let collection = try MessageCollection(
+            channelURL: channel, store: cache.messages, source: tieSource, startingPoint: 50_000, pageSize: pageSize)
+        try await collection.start()
+
+        var calls = 0
+        while await collection.hasNext, calls < 200 {
+            try await collection.loadNext()
+            calls += 1
+        }
+        while await collection.hasPrevious, calls < 400 {
+            try await collection.loadPrevious()
+            calls += 1
+        }
+
+        #expect(await collection.messages == CanonicalOrder.messages(atT + later))
+        try await Self.expectContinuityTruthful(cache.messages, server: atT + later)
+    }
+
+    @Test func aSourceThatCapsItsPagesBelowAMillisecondFailsWithATypedErrorAndClaimsNothing() async throws {
+        // Given a source that never returns more than 5 events, and 8 events in one millisecond after 3 others
+        let cache = try roomCache()
+        let events = (1...3).map { Self.event($0, at: $0 * 1_000) } + (4...11).map { Self.event($0, at: 9_000) }
+        await tieSource.send(Array(events.prefix(3)))
+        let collection = try MessageCollection(channelURL: channel, store: cache.messages, source: tieSource, pageSize: 3)
+        try await collection.start()
+        await tieSource.send(Array(events.dropFirst(3)))
+        await tieSource.setPaging(cap: 5)
+
+        // When the collection syncs, it cannot get that millisecond whole: it says so, and shows nothing of it
+        await #expect {
+            try await collection.sync()
+        } throws: { error in
+            guard case .sourceFailed(_, let underlying)? = error as? FlatCacheError else { return false }
+            return underlying is SplitMillisecond
+        }
+        #expect(await collection.messages.map(\.messageID) == ["e1", "e2", "e3"])
+        #expect(try await cache.messages.continuity(in: channel).completeRange(containing: 9_000) == nil)
+
+        // and with a source that answers whole pages again, the same collection catches up
+        await tieSource.setPaging()
+        try await collection.sync()
+        #expect(await collection.messages == CanonicalOrder.messages(events))
+        try await Self.expectContinuityTruthful(cache.messages, server: events)
+    }
 }

@@ -15,12 +15,22 @@ actor TieSource: MessageSource {
     private var isOffline = false
     /// How many pages were asked for.
     private(set) var pageCalls = 0
+    /// The most events a page holds, whatever the limit (a server that ignores large limits).
+    private var cap = Int.max
+    /// Whether a page goes on to the end of its farthest millisecond (more than the limit, overlapping the next).
+    private var finishesMilliseconds = false
 
     /// Adds events to the server.
     func send(_ new: [RoomEvent]) { events += new }
 
     /// Makes every call throw (`true`) or answer again.
     func setOffline(_ offline: Bool) { isOffline = offline }
+
+    /// Makes pages hold at most `cap` events, and (`finishing`) go on to the end of their farthest millisecond.
+    func setPaging(cap: Int = .max, finishing: Bool = false) {
+        self.cap = cap
+        finishesMilliseconds = finishing
+    }
 
     func messages(
         in channelURL: String, _ direction: PageDirection, _ timestamp: Int64, limit: Int
@@ -31,13 +41,18 @@ actor TieSource: MessageSource {
         let ordered = events.filter { $0.channelURL == channelURL }.sorted {
             $0.createdAt != $1.createdAt ? $0.createdAt < $1.createdAt : $0.messageID > $1.messageID
         }
+        let limit = min(limit, cap)
         switch direction {
         case .before:
             let older = ordered.filter { $0.createdAt < timestamp }
-            return MessagePage(messages: Array(older.suffix(limit)), hasMore: older.count > limit)
+            var page = older.suffix(limit)
+            if finishesMilliseconds, let edge = page.first?.createdAt { page = older.suffix(from: older.firstIndex { $0.createdAt == edge }!) }
+            return MessagePage(messages: Array(page), hasMore: older.count > page.count)
         case .after:
             let newer = ordered.filter { $0.createdAt > timestamp }
-            return MessagePage(messages: Array(newer.prefix(limit)), hasMore: newer.count > limit)
+            var page = newer.prefix(limit)
+            if finishesMilliseconds, let edge = page.last?.createdAt { page = newer.prefix { $0.createdAt <= edge } }
+            return MessagePage(messages: Array(page), hasMore: newer.count > page.count)
         }
     }
 
