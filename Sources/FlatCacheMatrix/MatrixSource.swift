@@ -67,7 +67,9 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
 
     // MARK: - MessageSource
 
-    /// Up to `limit` messages of the room before or after `timestamp`, oldest first.
+    /// Up to `limit` messages of the room before or after `timestamp`, oldest first:
+    /// the `limit` nearest the time in the collection's order (time, then id),
+    /// as ``FlatCache/MessageSource/messages(in:_:_:limit:)`` requires (within ``maxRequestsPerCall``).
     ///
     /// - Throws: ``MatrixError``.
     public func messages(

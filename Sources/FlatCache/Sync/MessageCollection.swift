@@ -20,7 +20,9 @@
 ///
 /// Every call runs one at a time, in the order made: no message is
 /// delivered twice, and ``messages`` is always in chronological order
-/// (creation time, then id). A failing source throws
+/// (creation time, then id). Messages that share a millisecond, however
+/// many, are paged through in that order and never skipped (see the
+/// contract of ``MessageSource/messages(in:_:_:limit:)``). A failing source throws
 /// ``FlatCacheError/sourceFailed(operation:underlying:)`` and leaves the
 /// cache intact; call ``sync()`` when the connection is back.
 public actor MessageCollection<Source: MessageSource>: TakesTurns {
@@ -38,6 +40,13 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     public nonisolated let pageSize: Int
     /// The most missing messages the collection fetches after the newest it
     /// shows, when it starts or syncs; more is a ``MessageCollectionEvent/hugeGap``.
+    ///
+    /// Missing means on the server, not shown, and after the oldest shown in
+    /// the collection's order (time, then id): a message new in the newest
+    /// shown one's millisecond counts (and is added in its place) even when
+    /// its id sorts before the newest shown's. Ties count like any message:
+    /// one more than the threshold is a huge gap, and a range is recorded
+    /// complete only when every message in it was fetched.
     public nonisolated let hugeGapThreshold: Int
     /// What happens to the view, in order, until ``dispose()`` finishes the stream.
     public nonisolated let events: AsyncStream<MessageCollectionEvent<Message>>
@@ -251,53 +260,53 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// Fetches the messages after the newest shown, a page at a time, and
     /// saves them with their range known complete; `false` when more than
     /// ``hugeGapThreshold`` are missing (then this step saves and shows nothing).
+    ///
+    /// Missing means not shown and after the oldest shown in the collection's
+    /// order (time, then id): a new message that shares the newest shown's
+    /// millisecond but sorts before it is missing too, and goes in its place.
     private func fillGap(addingToView: Bool) async throws(FlatCacheError) -> Bool {
+        let oldest = messages.first
         let newest = messages.last
         let lowest = newest?.createdAt ?? ChannelContinuity.channelStart
+        // From the newest shown's millisecond on: others may share it.
         var after = newest.map { $0.createdAt &- 1 } ?? ChannelContinuity.channelStart
+        var tied = messages.reversed().prefix { $0.createdAt == newest?.createdAt }.count
         var missing = [Message]()
         var returned = [Message.MessageID: Message]()  // every message of the range, shown ones too: the store keeps them
         var seen = shown
         var highest = lowest
-        var reachedEnd = false
         let pageLimit = max(pageSize, 100)
-        // Each round adds a message or moves past a millisecond: bounded by the threshold plus one.
+        // Each round finds a missing message, or the end: bounded by the threshold plus one.
         for _ in 0...(hugeGapThreshold + 1) {
-            let limit = min(pageLimit, hugeGapThreshold + 1 - missing.count)
+            let wanted = min(pageLimit, hugeGapThreshold + 1 - missing.count)
+            let isMissing: @Sendable (Message) -> Bool = { [seen] message in
+                !seen.contains(message.messageID) && oldest.map { !CanonicalOrder.precedes(message, $0) } ?? true
+            }
             let from = after
-            let page = try await ask("get the messages after the newest shown") { [source, channelURL] in
-                try await source.messages(in: channelURL, .after, from, limit: limit)
+            // Pages end on whole milliseconds, so no unseen message of a millisecond is stepped past.
+            let page = try await WholeMilliseconds.page(
+                in: channelURL, .after, from, limit: wanted + tied + 1,
+                enough: { $0.count { isMissing($0) } >= wanted }
+            ) { (limit: Int) async throws(FlatCacheError) in
+                try await ask("get the messages after the newest shown") { [source, channelURL] in
+                    try await source.messages(in: channelURL, .after, from, limit: limit)
+                }
             }
-            let fresh = page.messages.filter { message in
-                message.channelURL == channelURL && !seen.contains(message.messageID)
-                    && newest.map { CanonicalOrder.precedes($0, message) } ?? true
-            }
+            let fresh = page.messages.filter(isMissing)
             missing += fresh
             seen.formUnion(fresh.map(\.messageID))
             if missing.count > hugeGapThreshold { return false }
-            for message in page.messages where message.channelURL == channelURL && message.createdAt >= lowest {
-                returned[message.messageID] = message
-            }
-            guard let last = page.messages.last else {
-                reachedEnd = true
-                break
-            }
+            for message in page.messages { returned[message.messageID] = message }
+            guard let last = page.messages.last else { break }
             highest = max(highest, last.createdAt)
-            guard page.hasMore else {
-                reachedEnd = true
-                break
-            }
-            // Ask again from the last page's millisecond (others may share it), unless nothing new came from it.
-            after = fresh.isEmpty ? last.createdAt : last.createdAt &- 1
+            guard page.hasMore else { break }
+            after = last.createdAt
+            tied = 0
         }
-        // Short of the end, the last millisecond may have more messages than were returned.
-        let upper = reachedEnd ? highest : highest &- 1
-        if lowest <= upper {
-            let inRange = returned.values.filter { $0.createdAt <= upper }
-            try await store.replace(inRange, in: channelURL, covering: lowest...upper)
+        // Every millisecond up to the highest returned was returned whole.
+        if lowest <= highest {
+            try await store.replace(Array(returned.values), in: channelURL, covering: lowest...highest)
         }
-        let beyond = missing.filter { $0.createdAt > upper }
-        if !beyond.isEmpty { let _: Void = try await store.save(beyond) }
         if addingToView {
             let ordered = CanonicalOrder.messages(missing)
             show(messages + ordered)
@@ -334,6 +343,11 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     // MARK: - Paging
 
     /// The page before the oldest shown: cached when the cache is complete there.
+    ///
+    /// From the server, pages are asked from the oldest shown's millisecond
+    /// (others may share it) and end on whole milliseconds (``WholeMilliseconds``);
+    /// the page is the `pageSize` messages not shown that come before the
+    /// newest shown in the collection's order, nearest first.
     private func previousPage() async throws(FlatCacheError) -> MessagePage<Message> {
         if let oldest = messages.first,
             let range = try await store.continuity(in: channelURL).completeRange(containing: oldest.createdAt)
@@ -346,57 +360,72 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
                 return MessagePage(messages: cached, hasMore: false)
             }
         }
-        // From the server, from the oldest shown's millisecond on (others may share it): room for the shown ones there too.
-        let before = messages.first.map { $0.createdAt &+ 1 } ?? (startingPoint == .max ? .max : startingPoint &+ 1)
-        let limit = pageSize + messages.prefix { $0.createdAt == messages.first?.createdAt }.count
-        let page = try await ask("get the page before the oldest shown") { [source, channelURL] in
-            try await source.messages(in: channelURL, .before, before, limit: limit)
-        }
         let oldest = messages.first
-        let fresh = CanonicalOrder.messages(page.messages.filter { message in
-            message.channelURL == channelURL && oldest.map { CanonicalOrder.precedes(message, $0) } ?? true
-        })
-        let lower = page.hasMore ? (page.messages.map(\.createdAt).min().map { $0 &+ 1 } ?? before) : ChannelContinuity.channelStart
-        // Nothing shown at "now": complete only up to the newest returned, not into the future.
-        let upper = oldest != nil || startingPoint != .max ? before &- 1 : page.messages.map(\.createdAt).max()
-        if let upper, lower <= upper {
-            let inRange = page.messages.filter { $0.channelURL == channelURL && (lower...upper).contains($0.createdAt) }
-            try await store.replace(inRange, in: channelURL, covering: lower...upper)
+        let newest = messages.last
+        let before = oldest.map { $0.createdAt &+ 1 } ?? (startingPoint == .max ? .max : startingPoint &+ 1)
+        let tied = messages.prefix { $0.createdAt == oldest?.createdAt }.count
+        let isWanted: @Sendable (Message) -> Bool = { [shown] message in
+            !shown.contains(message.messageID) && newest.map { !CanonicalOrder.precedes($0, message) } ?? true
         }
-        let below = fresh.filter { $0.createdAt < lower || upper == nil }
-        if !below.isEmpty { let _: Void = try await store.save(below) }
-        return MessagePage(messages: fresh, hasMore: page.hasMore)
+        let page = try await WholeMilliseconds.page(
+            in: channelURL, .before, before, limit: pageSize + tied + 1,
+            enough: { $0.count { isWanted($0) } >= pageSize }
+        ) { (limit: Int) async throws(FlatCacheError) in
+            try await ask("get the page before the oldest shown") { [source, channelURL] in
+                try await source.messages(in: channelURL, .before, before, limit: limit)
+            }
+        }
+        // Its oldest millisecond is whole: complete from there (from the channel's start at its end).
+        let lower = page.hasMore ? (page.messages.first?.createdAt ?? before) : ChannelContinuity.channelStart
+        // Nothing shown at "now": complete only up to the newest returned, not into the future.
+        let upper = oldest != nil || startingPoint != .max ? before &- 1 : page.messages.last?.createdAt
+        if let upper, lower <= upper {
+            try await store.replace(page.messages, in: channelURL, covering: lower...upper)
+        } else if !page.messages.isEmpty {
+            let _: Void = try await store.save(page.messages)
+        }
+        let wanted = page.messages.filter(isWanted)
+        return MessagePage(messages: Array(wanted.suffix(pageSize)), hasMore: page.hasMore || wanted.count > pageSize)
     }
 
     /// The page after the newest shown: cached when the cache is complete there.
+    ///
+    /// Both ways, it starts at the newest shown's millisecond, so that a
+    /// message not shown that shares it (and sorts before the newest shown)
+    /// is not passed over; from the server, pages end on whole milliseconds
+    /// (``WholeMilliseconds``), so a millisecond with more messages than a
+    /// page is paged through, not stepped over.
     private func nextPage() async throws(FlatCacheError) -> MessagePage<Message> {
-        if let newest = messages.last,
-            let range = try await store.continuity(in: channelURL).completeRange(containing: newest.createdAt)
-        {
-            let cached = try await store.load(in: channelURL, after: newest, limit: pageSize)
-            if cached.count == pageSize, let last = cached.last, last.createdAt <= range.upperBound {
-                return MessagePage(messages: cached, hasMore: true)
+        let oldest = messages.first
+        let newest = messages.last
+        let tied = messages.reversed().prefix { $0.createdAt == newest?.createdAt }.count
+        let isWanted: @Sendable (Message) -> Bool = { [shown] message in
+            !shown.contains(message.messageID) && oldest.map { !CanonicalOrder.precedes(message, $0) } ?? true
+        }
+        if let newest, let range = try await store.continuity(in: channelURL).completeRange(containing: newest.createdAt) {
+            let cached = try await store.load(in: channelURL, after: newest.createdAt, limit: pageSize + tied, inclusive: true)
+            let wanted = cached.filter(isWanted)
+            if wanted.count == pageSize, let last = wanted.last, last.createdAt <= range.upperBound {
+                return MessagePage(messages: wanted, hasMore: true)
             }
         }
-        let after = messages.last.map { $0.createdAt &- 1 } ?? startingPoint
-        let limit = pageSize + messages.reversed().prefix { $0.createdAt == messages.last?.createdAt }.count
-        let page = try await ask("get the page after the newest shown") { [source, channelURL] in
-            try await source.messages(in: channelURL, .after, after, limit: limit)
+        let after = newest.map { $0.createdAt &- 1 } ?? startingPoint
+        let page = try await WholeMilliseconds.page(
+            in: channelURL, .after, after, limit: pageSize + tied + 1,
+            enough: { $0.count { isWanted($0) } >= pageSize }
+        ) { (limit: Int) async throws(FlatCacheError) in
+            try await ask("get the page after the newest shown") { [source, channelURL] in
+                try await source.messages(in: channelURL, .after, after, limit: limit)
+            }
         }
-        let newest = messages.last
-        let fresh = CanonicalOrder.messages(page.messages.filter { message in
-            message.channelURL == channelURL && newest.map { CanonicalOrder.precedes($0, message) } ?? true
-        })
+        // Every millisecond the page reaches is whole: complete up to its newest.
         let lower = after &+ 1
-        let highest = page.messages.map(\.createdAt).max()
-        let upper = page.hasMore ? (highest.map { $0 &- 1 } ?? lower) : (highest ?? lower)
+        let upper = page.messages.last?.createdAt ?? lower
         if lower <= upper {
-            let inRange = page.messages.filter { $0.channelURL == channelURL && (lower...upper).contains($0.createdAt) }
-            try await store.replace(inRange, in: channelURL, covering: lower...upper)
+            try await store.replace(page.messages, in: channelURL, covering: lower...upper)
         }
-        let above = fresh.filter { $0.createdAt > upper }
-        if !above.isEmpty { let _: Void = try await store.save(above) }
-        return MessagePage(messages: fresh, hasMore: page.hasMore)
+        let wanted = page.messages.filter(isWanted)
+        return MessagePage(messages: Array(wanted.prefix(pageSize)), hasMore: page.hasMore || wanted.count > pageSize)
     }
 
     // MARK: - Live events

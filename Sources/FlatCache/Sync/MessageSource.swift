@@ -13,6 +13,22 @@ public protocol MessageSource<Message>: Sendable {
     /// just after (newer than) `timestamp`, oldest first, and whether more
     /// exist beyond them in that direction.
     ///
+    /// The contract a collection relies on: the page holds the `limit`
+    /// messages nearest to `timestamp` on that side (all of them when there
+    /// are fewer), so no message left out is nearer to `timestamp` than one
+    /// returned; `hasMore` is `true` exactly when messages exist beyond those
+    /// returned. Within one millisecond the order and the choice are the
+    /// source's own (a full page may stop partway through its farthest
+    /// millisecond), and a page may hold more than `limit` (a whole
+    /// millisecond). A source honours any `limit`: a server with a smaller
+    /// page size walks several of its own pages for one call.
+    ///
+    /// Because a page keyed by time alone cannot say which messages of its
+    /// farthest millisecond it left out, a ``MessageCollection`` treats only
+    /// the milliseconds nearer than that one as complete, and asks again
+    /// with a larger limit when a whole page shares one millisecond: so
+    /// messages that share a millisecond, however many, are never skipped.
+    ///
     /// - Parameters:
     ///   - channelURL: The channel.
     ///   - direction: ``PageDirection/before`` or ``PageDirection/after`` the time.

@@ -252,7 +252,9 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
         return userIDs.compactMap { usersByID[$0] }
     }
 
-    /// A page of the channel's messages (see ``MessageSource``).
+    /// A page of the channel's messages (see ``MessageSource``): the `limit`
+    /// nearest the time in the collection's order (time, then id), so a full
+    /// page may stop partway through a millisecond, as the protocol allows.
     public func messages(
         in channelURL: String, _ direction: PageDirection, _ timestamp: Int64, limit: Int
     ) async throws -> MessagePage<ChatMessage> {
