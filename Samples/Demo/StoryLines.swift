@@ -26,7 +26,7 @@ enum StoryLines {
         case .deleted(let ids): ("deleted", "deleted \(count(ids.count, "message")) (\(list(ids.map { "#\($0)" })))")
         case .channelUpdated: ("channelUpdated", "channelUpdated: reload the channel")
         case .channelDeleted: ("channelDeleted", "channelDeleted: its messages are gone")
-        case .hugeGap: ("hugeGap", "hugeGap: too many messages missing; start a new collection from now")
+        case .hugeGap: ("hugeGap", "hugeGap: too many messages missing; the newest page replaces the view and the cache")
         case .failed(let error): ("failed", "failed: \(error)")
         }
     }

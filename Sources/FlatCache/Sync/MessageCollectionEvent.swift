@@ -21,9 +21,12 @@ public enum MessageCollectionEvent<Message: MessageRecord>: Sendable {
     /// The channel was deleted or left: its cached messages are gone; dispose the collection.
     case channelDeleted
     /// The server has more missing messages after the newest shown than the
-    /// collection's ``MessageCollection/hugeGapThreshold``: the collection
-    /// stopped paging forward. Dispose it and create a new one from ``MessageCollection/now``,
-    /// which shows the server's newest page.
+    /// collection's ``MessageCollection/hugeGapThreshold``: the collection did
+    /// not fetch them. A ``replaced(_:)`` with the server's newest page follows
+    /// (unless the source fails: then ``MessageCollection/sync()`` throws and
+    /// the next sync reloads), and that page becomes the channel's whole cache:
+    /// the older cached messages are dropped, as they are not continuous with it,
+    /// and paging back fetches them from the server again.
     case hugeGap
     /// Work the collection did on its own (a live event) failed; what it
     /// shows and caches stays true, and ``MessageCollection/sync()`` catches up.
