@@ -110,8 +110,13 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     // MARK: - What an app calls
 
     /// Delivers the cached page (``MessageCollectionEvent/cachedPage(_:)``),
-    /// starts listening to live events, then brings the channel up to date
+    /// opens the source's live events, then brings the channel up to date
     /// with the server (see the type's description). A second call does nothing.
+    ///
+    /// It asks the server for anything only once ``MessageSource/liveEvents()``
+    /// has returned (the subscription is open), so a message sent at any time
+    /// around the call reaches the view: before the subscription opened, by
+    /// the sync that follows; after, live (shown once if both).
     ///
     /// When the server fails, the cached page stays shown and this throws;
     /// call ``sync()`` when the connection is back.
@@ -127,7 +132,10 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
                 : try await store.load(in: channelURL, before: startingPoint, limit: pageSize, inclusive: true)
             show(cached)
             emit(.cachedPage(cached))
-            listen()
+            // Subscribe first: what happens before it opens, the sync below finds; after, the stream brings.
+            let stream = await source.liveEvents()
+            guard !isDisposed else { throw .collectionDisposed }
+            listen(to: stream)
             try await synchronize(replacingPage: true)
         }
     }
@@ -427,10 +435,8 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     // MARK: - Live events
 
     /// Starts handling the source's live events, one at a time, in order.
-    private func listen() {
-        let source = source
+    private func listen(to stream: AsyncStream<LiveEvent<Message>>) {
         liveEvents = Task { [weak self] in
-            let stream = await source.liveEvents()
             for await event in stream {
                 guard let self, !Task.isCancelled else { return }
                 await self.handle(event)
