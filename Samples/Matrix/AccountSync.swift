@@ -107,7 +107,7 @@ actor AccountSync {
             print("\(roomID)  left: its cached messages are gone")
         case .failed(let error):
             print("\(roomID)  failed: \(error)")
-        case .cachedPage, .replaced, .channelUpdated:
+        case .cachedPage, .replaced, .prepended, .appended, .channelUpdated:
             break
         }
     }

@@ -157,8 +157,9 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     }
 
     /// The page before the oldest message shown, oldest first, added to
-    /// ``messages``: from the cache when it is known complete there, else
-    /// from the server (then saved). `[]` when ``hasPrevious`` is false.
+    /// ``messages`` and told as ``MessageCollectionEvent/prepended(_:)``:
+    /// from the cache when it is known complete there, else from the server
+    /// (then saved). `[]` (and no event) when ``hasPrevious`` is false.
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
     ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
@@ -170,13 +171,15 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
             hasPrevious = page.hasMore
             let fresh = page.messages.filter { !shown.contains($0.messageID) }
             show(fresh + messages)
+            if !fresh.isEmpty { emit(.prepended(fresh)) }
             return fresh
         }
     }
 
     /// The page after the newest message shown, oldest first, added to
-    /// ``messages``: from the cache when it is known complete there, else
-    /// from the server (then saved). `[]` when ``hasNext`` is false.
+    /// ``messages`` and told as ``MessageCollectionEvent/appended(_:)``:
+    /// from the cache when it is known complete there, else from the server
+    /// (then saved). `[]` (and no event) when ``hasNext`` is false.
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
     ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
@@ -188,6 +191,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
             hasNext = page.hasMore
             let fresh = page.messages.filter { !shown.contains($0.messageID) }
             show(messages + fresh)
+            if !fresh.isEmpty { emit(.appended(fresh)) }
             return fresh
         }
     }

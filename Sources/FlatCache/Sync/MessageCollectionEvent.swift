@@ -12,6 +12,14 @@ public enum MessageCollectionEvent<Message: MessageRecord>: Sendable {
     /// Messages new to the view (a gap filled, a live message), oldest first;
     /// each goes in its place by creation time, then id.
     case added([Message])
+    /// The page ``MessageCollection/loadPrevious()`` added, oldest first: all
+    /// older than every message shown, they go before them (the same
+    /// messages it returns; none when it returns `[]`).
+    case prepended([Message])
+    /// The page ``MessageCollection/loadNext()`` added, oldest first: all
+    /// newer than every message shown, they go after them (the same messages
+    /// it returns; none when it returns `[]`).
+    case appended([Message])
     /// Messages shown that changed (an edit); each replaces the one with its id.
     case updated([Message])
     /// Messages shown that were deleted.
