@@ -118,8 +118,11 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// around the call reaches the view: before the subscription opened, by
     /// the sync that follows; after, live (shown once if both).
     ///
-    /// When the server fails, the cached page stays shown and this throws;
-    /// call ``sync()`` when the connection is back.
+    /// When it returns, its last event was the server's page
+    /// (``MessageCollectionEvent/replaced(_:)``, after a
+    /// ``MessageCollectionEvent/hugeGap`` when there was one). When the
+    /// server fails, the cached page stays shown and this throws; call
+    /// ``sync()`` when the connection is back.
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
     ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
     public func start() async throws(FlatCacheError) {
