@@ -89,6 +89,39 @@ import Testing
         await collection.dispose()
     }
 
+    @Test func aTokenTooOldFromAnIndependentServerWithStringIdsInOneMillisecond() async throws {
+        // Given a room of string-id events, 12 of them in one millisecond, paged to its beginning
+        let room = "!hiking:example.org"
+        let cache = try ChatCache<RoomEvent, ChatChannel, ChatUser>(
+            directory: folder.url, configuration: Configuration(writeDelay: .zero, sizeLimit: nil))
+        let events = (0..<30).map { index in
+            RoomEvent(messageID: "$e\(index)", channelURL: room, createdAt: index < 12 ? 7_000 : Int64(index) * 1_000, body: "event \(index)")
+        }
+        let source = ForgetfulRoom(room: room, events: events)
+        let collection = try MessageCollection(channelURL: room, store: cache.messages, source: source, pageSize: 5)
+        try await collection.start()
+        while await collection.hasPrevious { try await collection.loadPrevious() }
+        #expect(await collection.messages.count == 30)
+
+        // and, while away, one event of the crowded millisecond redacted, one edited, the token forgotten
+        await source.remove("$e3")
+        await source.edit("$e8", body: "edited")
+        await source.forgetTokens()
+
+        // When it syncs and pages back again
+        try await collection.sync()
+        while await collection.hasPrevious { try await collection.loadPrevious() }
+
+        // Then neither the view nor the cache holds the redacted event or the old text
+        let expected = CanonicalOrder.messages(await source.all).map(\.messageID)
+        #expect(await collection.messages.map(\.messageID) == expected)
+        #expect(await collection.messages.first { $0.messageID == "$e8" }?.body == "edited")
+        let cached = try await cache.messages.load(in: room)
+        #expect(cached.map(\.messageID) == expected)
+        #expect(cached.first { $0.messageID == "$e8" }?.body == "edited")
+        await collection.dispose()
+    }
+
     @Test func aHugeGapAtStartMakesTheServersNewestPageTheWholeCache() async throws {
         // Given the channel's 50 newest messages cached by an earlier collection
         let cache = try cache()
@@ -128,4 +161,48 @@ import Testing
         #expect(await Self.ids(collection.messages) == Array(1...451))
         await collection.dispose()
     }
+}
+
+/// An independent model server of one room with string ids: pages as the
+/// protocol says (time, then id), a change log that only ever says its
+/// tokens are too old once forgotten, and no live events.
+private actor ForgetfulRoom: MessageSource {
+    let room: String
+    private(set) var all: [RoomEvent]
+    private var generation = 0
+
+    init(room: String, events: [RoomEvent]) {
+        self.room = room
+        all = events
+    }
+
+    func remove(_ id: String) { all.removeAll { $0.messageID == id } }
+
+    func edit(_ id: String, body: String) {
+        if let index = all.firstIndex(where: { $0.messageID == id }) { all[index].body = body }
+    }
+
+    func forgetTokens() { generation += 1 }
+
+    func messages(in channelURL: String, _ direction: PageDirection, _ timestamp: Int64, limit: Int) async throws
+        -> MessagePage<RoomEvent>
+    {
+        let ordered = CanonicalOrder.messages(all.filter { $0.channelURL == channelURL })
+        switch direction {
+        case .before:
+            let older = ordered.filter { $0.createdAt < timestamp }
+            return MessagePage(messages: Array(older.suffix(limit)), hasMore: older.count > limit)
+        case .after:
+            let newer = ordered.filter { $0.createdAt > timestamp }
+            return MessagePage(messages: Array(newer.prefix(limit)), hasMore: newer.count > limit)
+        }
+    }
+
+    func changeLogToken(in channelURL: String) async throws -> String { "g\(generation)" }
+
+    func changeLog(in channelURL: String, since token: String) async throws -> MessageChangeLog<RoomEvent> {
+        token == "g\(generation)" ? .changes(updated: [], deleted: [], next: token, hasMore: false) : .tokenTooOld
+    }
+
+    func liveEvents() async -> AsyncStream<LiveEvent<RoomEvent>> { AsyncStream { $0.finish() } }
 }
