@@ -244,6 +244,26 @@ struct MatrixTests {
         try await after.close()
     }
 
+    @Test func aMessageSentTheMomentStartReturnsComesLive() async throws {
+        // MatrixSource.liveEvents() returns once it holds its /sync token: nothing after start() waits for a sync.
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Window")
+        try await mina.send("before", in: room)
+        let cache = try openCache()
+        let collection = try MessageCollection(channelURL: room, store: cache.messages, source: mina.source)
+        let events = EventLog(collection.events)
+        try await collection.start()
+        let sent = try await mina.send("right after start", in: room)
+
+        let added = try await events.first(within: 20) { event -> [MatrixMessage]? in
+            if case .added(let messages) = event, messages.contains(where: { $0.eventID == sent }) { messages } else { nil }
+        }
+        #expect(added.map(\.eventID) == [sent])
+        #expect(await collection.messages.map(\.body) == ["before", "right after start"])
+        await collection.dispose()
+        try await cache.close()
+    }
+
     @Test func anEditAndARedactionReachTheCacheAndTheEvents() async throws {
         let mina = try await Synapse.newUser("mina")
         let room = try await mina.createRoom("Edits")
