@@ -21,12 +21,14 @@ enum StoryLines {
         case .cachedPage(let page): ("cachedPage", "cachedPage \(messages(page))")
         case .replaced(let page): ("replaced", "replaced \(messages(page))")
         case .added(let added): ("added", "added \(messages(added))")
+        case .prepended(let page): ("prepended", "prepended \(messages(page))")
+        case .appended(let page): ("appended", "appended \(messages(page))")
         case .updated(let updated):
             ("updated", "updated \(count(updated.count, "message")) (\(list(updated.map { "#\($0.messageID) \"\($0.text)\"" })))")
         case .deleted(let ids): ("deleted", "deleted \(count(ids.count, "message")) (\(list(ids.map { "#\($0)" })))")
         case .channelUpdated: ("channelUpdated", "channelUpdated: reload the channel")
         case .channelDeleted: ("channelDeleted", "channelDeleted: its messages are gone")
-        case .hugeGap: ("hugeGap", "hugeGap: too many messages missing; start a new collection from now")
+        case .hugeGap: ("hugeGap", "hugeGap: too many messages missing; the newest page replaces the view and the cache")
         case .failed(let error): ("failed", "failed: \(error)")
         }
     }

@@ -15,6 +15,12 @@ actor AccountSync {
     private var collections = [String: MessageCollection<MatrixSource>]()
     private var printers = [Task<Void, Never>]()
     private var names = [String: String]()
+    /// Whether event lines are printed (with `--follow`); before, events are only noted.
+    private var following = false
+    /// Rooms whose collection found a huge gap, and rooms whose server page is shown.
+    private var hugeGaps = Set<String>()
+    private var pageShown = Set<String>()
+    private var waitingForPage = [String: [CheckedContinuation<Void, Never>]]()
 
     init(cache: MatrixCache, source: MatrixSource, pageSize: Int, history: Int, hugeGap: Int) throws {
         self.cache = cache
@@ -41,7 +47,9 @@ actor AccountSync {
             for user in users { names[user.userID] = user.nickname }
             let total = try await cache.messages.load(in: room.roomID).count
             cached += total
-            print("  \(room.name) (\(room.roomID)): \(total) message\(total == 1 ? "" : "s") cached")
+            // A huge gap dropped what was cached before: the newest page is all there is.
+            let note = hugeGaps.contains(room.roomID) ? " (a huge gap: more than \(hugeGap) missed; only the newest page is cached)" : ""
+            print("  \(room.name) (\(room.roomID)): \(total) message\(total == 1 ? "" : "s") cached\(note)")
         }
         _ = try await cache.flush()
         let elapsed = ContinuousClock.now - started
@@ -51,7 +59,7 @@ actor AccountSync {
     /// Live events until the process is interrupted (SIGINT or SIGTERM).
     func follow() async throws {
         print("following live events; Ctrl-C to stop")
-        for (roomID, collection) in collections { printers.append(printEvents(of: collection, roomID: roomID)) }
+        following = true
         printers.append(printListEvents())
         await Interrupt.wait()
         print("interrupted")
@@ -69,8 +77,28 @@ actor AccountSync {
         let collection = try MessageCollection(
             channelURL: roomID, store: cache.messages, source: source, pageSize: pageSize, hugeGapThreshold: hugeGap)
         collections[roomID] = collection
+        // The one reader of its events, from before start(): a huge gap is an event of start().
+        printers.append(printEvents(of: collection, roomID: roomID))
         try await collection.start()
+        await serverPageShown(in: roomID)
         return collection
+    }
+
+    /// Returns once the room's events up to the server's page (the last
+    /// event of a `start()` that returned) were read: whether there was a
+    /// huge gap before it is known then. Bounded: after 10 s it returns anyway.
+    private func serverPageShown(in roomID: String) async {
+        guard !pageShown.contains(roomID) else { return }
+        let timeout = Task { [weak self] in
+            try? await Task.sleep(for: .seconds(10))
+            await self?.stopWaiting(in: roomID)
+        }
+        await withCheckedContinuation { waitingForPage[roomID, default: []].append($0) }
+        timeout.cancel()
+    }
+
+    private func stopWaiting(in roomID: String) {
+        for waiting in waitingForPage.removeValue(forKey: roomID) ?? [] { waiting.resume() }
     }
 
     private func printEvents(of collection: MessageCollection<MatrixSource>, roomID: String) -> Task<Void, Never> {
@@ -93,6 +121,14 @@ actor AccountSync {
 
     private func describe(_ event: MessageCollectionEvent<MatrixMessage>, in roomID: String) async {
         switch event {
+        case .hugeGap: hugeGaps.insert(roomID)
+        case .replaced:
+            pageShown.insert(roomID)
+            stopWaiting(in: roomID)
+        default: break
+        }
+        guard following else { return }
+        switch event {
         case .added(let messages):
             let users = (try? await directory.users(withIDs: messages.map(\.sender))) ?? []
             for user in users { names[user.userID] = user.nickname }
@@ -102,12 +138,12 @@ actor AccountSync {
         case .deleted(let ids):
             for id in ids { print("\(roomID)  - \(id) redacted") }
         case .hugeGap:
-            print("\(roomID)  a huge gap: the next sync shows the room's newest page")
+            print("\(roomID)  a huge gap: more than \(hugeGap) missed; the newest page replaces what was cached")
         case .channelDeleted:
             print("\(roomID)  left: its cached messages are gone")
         case .failed(let error):
             print("\(roomID)  failed: \(error)")
-        case .cachedPage, .replaced, .channelUpdated:
+        case .cachedPage, .replaced, .prepended, .appended, .channelUpdated:
             break
         }
     }
@@ -117,8 +153,7 @@ actor AccountSync {
         case .added(let room):
             print("room joined: \(room.name) (\(room.roomID))")
             do {
-                let collection = try await collection(for: room.roomID)
-                printers.append(printEvents(of: collection, roomID: room.roomID))
+                _ = try await collection(for: room.roomID)
             } catch {
                 print("\(room.roomID)  failed: \(error)")
             }

@@ -10,8 +10,10 @@ struct SyncCommand: AsyncParsableCommand {
         abstract: "Log in and cache the account's rooms, messages and profiles; --follow keeps them up to date.",
         discussion: """
             Each room's collection starts from the cache: it applies what changed since the last \
-            sync (edits, redactions), fetches the messages missed since (up to --huge-gap; beyond \
-            it the room's newest page replaces what is cached), and saves the newest page. \
+            sync (edits, redactions), fetches the messages missed since, and saves the newest page. \
+            More than --huge-gap missed is a huge gap: the room's newest page then replaces \
+            everything cached for the room (older messages are dropped, not kept beside it), and \
+            the room's line says so. A sync token too old to patch with replaces it the same way. \
             Give a password (--password, or FLATCACHE_MATRIX_PASSWORD) or an access token \
             (--access-token, or FLATCACHE_MATRIX_TOKEN). A password login creates a device named \
             flatcache-matrix.

@@ -120,17 +120,22 @@ extension MatrixSource {
     // MARK: - Live
 
     /// A stream fed by a long-polling `/sync` loop: `map` turns each answer
-    /// into events. A failing request (or `map`) is tried again after a pause
-    /// that grows to 30 seconds, from the same token, so nothing is skipped;
-    /// a refused access token ends the stream, and so does ending iteration.
+    /// into events. It returns once it holds the account's `/sync` token
+    /// (the subscription is open: every later event comes), or once asking
+    /// for it failed; then the loop asks again. A failing request (or `map`)
+    /// is tried again after a pause that grows to 30 seconds, from the same
+    /// token, so nothing is skipped; a refused access token ends the stream,
+    /// and so does ending iteration.
     func liveStream<Event: Sendable>(
         _ map: @escaping @Sendable (MatrixSource, LiveBatch) async throws(MatrixError) -> [Event]
-    ) -> AsyncStream<Event> {
+    ) async -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
         let source = self
         let filter = Self.syncFilter(rooms: nil, timelineLimit: 100, stateTypes: Self.roomLookTypes)
+        // Taken before returning: events after it are in the first long poll's answer.
+        let first = try? await currentSyncToken()
         let task = Task {
-            var token: String?
+            var token = first
             var failures = 0
             while !Task.isCancelled {
                 do throws(MatrixError) {

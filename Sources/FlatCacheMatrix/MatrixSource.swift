@@ -26,6 +26,8 @@ public import FlatCache
 ///   A token the server refuses is too old as well.
 /// - Live events come from a long-polling `/sync` loop that retries with a
 ///   growing pause when the network fails and ends when the token is refused.
+///   ``liveEvents()`` returns once it holds the `/sync` token to poll from,
+///   so every event after its return comes.
 /// - The channel list is the joined rooms, newest last message first.
 public struct MatrixSource: MessageSource, ChannelSource, UserSource {
     /// The record type of messages: an `m.room.message` event.
@@ -94,7 +96,7 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
 
     /// The account's live events from now on (see the type's description).
     public func liveEvents() async -> AsyncStream<LiveEvent<MatrixMessage>> {
-        liveStream { source, batch throws(MatrixError) in try await source.liveEvents(in: batch) }
+        await liveStream { source, batch throws(MatrixError) in try await source.liveEvents(in: batch) }
     }
 
     // MARK: - ChannelSource
@@ -123,7 +125,7 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
 
     /// Rooms joined, changed and left, live.
     public func channelEvents() async -> AsyncStream<ChannelEvent<MatrixRoom>> {
-        liveStream { source, batch throws(MatrixError) in try await source.roomEvents(in: batch) }
+        await liveStream { source, batch throws(MatrixError) in try await source.roomEvents(in: batch) }
     }
 
     // MARK: - UserSource

@@ -10,6 +10,13 @@
 /// from the cache where it is known complete (``ChannelContinuity``), else
 /// from the ``MessageSource``, and save what it returns.
 ///
+/// When the cache cannot be patched — the saved change log token is too old
+/// (or none was saved), or more messages are missing than
+/// ``hugeGapThreshold`` — the server's page becomes the channel's whole
+/// cache: every older cached message and every range known complete is
+/// dropped, since it may have been edited or deleted since, or is not
+/// continuous with the new page. Paging back then asks the server again.
+///
 /// ```swift
 /// let collection = try MessageCollection(channelURL: channelURL, store: cache.messages, source: server)
 /// Task { for await event in collection.events { print(event) } }   // update the view
@@ -39,7 +46,8 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// How many messages a page holds.
     public nonisolated let pageSize: Int
     /// The most missing messages the collection fetches after the newest it
-    /// shows, when it starts or syncs; more is a ``MessageCollectionEvent/hugeGap``.
+    /// shows, when it starts or syncs; more is a ``MessageCollectionEvent/hugeGap``
+    /// (then the server's newest page replaces the view and the channel's cache).
     ///
     /// Missing means on the server, not shown, and after the oldest shown in
     /// the collection's order (time, then id): a message new in the newest
@@ -111,11 +119,19 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     // MARK: - What an app calls
 
     /// Delivers the cached page (``MessageCollectionEvent/cachedPage(_:)``),
-    /// starts listening to live events, then brings the channel up to date
+    /// opens the source's live events, then brings the channel up to date
     /// with the server (see the type's description). A second call does nothing.
     ///
-    /// When the server fails, the cached page stays shown and this throws;
-    /// call ``sync()`` when the connection is back.
+    /// It asks the server for anything only once ``MessageSource/liveEvents()``
+    /// has returned (the subscription is open), so a message sent at any time
+    /// around the call reaches the view: before the subscription opened, by
+    /// the sync that follows; after, live (shown once if both).
+    ///
+    /// When it returns, its last event was the server's page
+    /// (``MessageCollectionEvent/replaced(_:)``, after a
+    /// ``MessageCollectionEvent/hugeGap`` when there was one). When the
+    /// server fails, the cached page stays shown and this throws; call
+    /// ``sync()`` when the connection is back.
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
     ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
     public func start() async throws(FlatCacheError) {
@@ -128,16 +144,21 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
                 : try await store.load(in: channelURL, before: startingPoint, limit: pageSize, inclusive: true)
             show(cached)
             emit(.cachedPage(cached))
-            listen()
+            // Subscribe first: what happens before it opens, the sync below finds; after, the stream brings.
+            let stream = await source.liveEvents()
+            guard !isDisposed else { throw .collectionDisposed }
+            listen(to: stream)
             try await synchronize(replacingPage: true)
         }
     }
 
     /// Catches up with the server, as on reconnecting: applies the channel's
     /// change log since the saved token, then fetches the messages missing
-    /// after the newest shown (a ``MessageCollectionEvent/hugeGap`` past the
-    /// threshold). When the token is too old, or none was saved, the
-    /// server's page replaces what is shown instead.
+    /// after the newest shown. Past the threshold that is a
+    /// ``MessageCollectionEvent/hugeGap``, and the server's newest page
+    /// replaces what is shown. When the token is too old, or none was saved,
+    /// the server's page at the starting point replaces what is shown. Either
+    /// replacement is also the channel's whole cache (see the type's description).
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
     ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
@@ -148,8 +169,11 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     }
 
     /// The page before the oldest message shown, oldest first, added to
-    /// ``messages``: from the cache when it is known complete there, else
-    /// from the server (then saved). `[]` when ``hasPrevious`` is false.
+    /// ``messages`` and told as ``MessageCollectionEvent/prepended(_:)``
+    /// (a message of it that sorts among those shown, one not shown that
+    /// shares a shown one's millisecond, as ``MessageCollectionEvent/added(_:)``
+    /// just before): from the cache when it is known complete there, else from the server
+    /// (then saved). `[]` (and no event) when ``hasPrevious`` is false.
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
     ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
@@ -160,14 +184,21 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
             let page = try await previousPage()
             hasPrevious = page.hasMore
             let fresh = page.messages.filter { !shown.contains($0.messageID) }
+            let oldest = messages.first
+            let (before, among) = split(fresh) { message in oldest.map { CanonicalOrder.precedes(message, $0) } ?? true }
             show(fresh + messages)
+            if !among.isEmpty { emit(.added(among)) }
+            if !before.isEmpty { emit(.prepended(before)) }
             return fresh
         }
     }
 
     /// The page after the newest message shown, oldest first, added to
-    /// ``messages``: from the cache when it is known complete there, else
-    /// from the server (then saved). `[]` when ``hasNext`` is false.
+    /// ``messages`` and told as ``MessageCollectionEvent/appended(_:)``
+    /// (a message of it that sorts among those shown, one not shown that
+    /// shares a shown one's millisecond, as ``MessageCollectionEvent/added(_:)``
+    /// just before): from the cache when it is known complete there, else from the server
+    /// (then saved). `[]` (and no event) when ``hasNext`` is false.
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
     ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
@@ -178,7 +209,11 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
             let page = try await nextPage()
             hasNext = page.hasMore
             let fresh = page.messages.filter { !shown.contains($0.messageID) }
+            let newest = messages.last
+            let (after, among) = split(fresh) { message in newest.map { CanonicalOrder.precedes($0, message) } ?? true }
             show(messages + fresh)
+            if !among.isEmpty { emit(.added(among)) }
+            if !after.isEmpty { emit(.appended(after)) }
             return fresh
         }
     }
@@ -202,25 +237,36 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         var token = try await store.continuity(in: channelURL).changeLogToken
         if let saved = token { token = try await applyChangeLogs(since: saved) }
         guard let token else {
-            // Nothing to patch the cache with: the server's page is the truth.
-            let fresh = try await ask("get a change log token") { [source, channelURL] in
-                try await source.changeLogToken(in: channelURL)
-            }
-            try await replaceWithServerPage()
-            try await store.setChangeLogToken(fresh, in: channelURL)
+            // Too old, or none saved: nothing cached is known to match the server now.
+            try await reload(newest: false)
             return
         }
         if !hasNext, !hugeGapFound {
             guard try await fillGap(addingToView: !replacingPage) else {
                 hugeGapFound = true
-                // A new collection must start from the server's page, not patch this cache.
+                // Should the reload fail, the next sync (or collection) reloads: the cache is not patched across the gap.
                 try await store.setChangeLogToken(nil, in: channelURL)
                 emit(.hugeGap)
+                try await reload(newest: true)
                 return
             }
         }
         if replacingPage { try await replaceWithServerPage() }
         try await store.setChangeLogToken(token, in: channelURL)
+    }
+
+    /// The server's page (at the starting point, or the `newest`) becomes
+    /// the channel's whole cache, with a fresh change log token: after a
+    /// token too old (or none saved) the cache may hold messages deleted or
+    /// edited since, anywhere; after a huge gap its older messages are not
+    /// continuous with the new page. Either way they and every range known
+    /// complete go; older pages come from the server again.
+    private func reload(newest: Bool) async throws(FlatCacheError) {
+        let fresh = try await ask("get a change log token") { [source, channelURL] in
+            try await source.changeLogToken(in: channelURL)
+        }
+        try await replaceWithServerPage(newest: newest, wholeCache: true)
+        try await store.setChangeLogToken(fresh, in: channelURL)
     }
 
     /// Applies the change log since `token` to the cache, a page at a time,
@@ -315,26 +361,30 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         return true
     }
 
-    /// Fetches the server's page at the starting point, saves it over the
-    /// cached range, and shows it (``MessageCollectionEvent/replaced(_:)``).
-    private func replaceWithServerPage() async throws(FlatCacheError) {
-        let before = startingPoint == .max ? Int64.max : startingPoint &+ 1
+    /// Fetches the server's page at the starting point (or the newest),
+    /// saves it over the cached range (or as the `wholeCache`), and shows it
+    /// (``MessageCollectionEvent/replaced(_:)``).
+    private func replaceWithServerPage(newest: Bool = false, wholeCache: Bool = false) async throws(FlatCacheError) {
+        let point = newest ? Int64.max : startingPoint
+        let before = point == .max ? Int64.max : point &+ 1
         let limit = pageSize
         let page = try await ask("get the page at the starting point") { [source, channelURL] in
             try await source.messages(in: channelURL, .before, before, limit: limit)
         }
         let fresh = CanonicalOrder.messages(page.messages.filter { $0.channelURL == channelURL && $0.createdAt < before })
         let lower = page.hasMore ? (fresh.first.map { $0.createdAt &+ 1 } ?? before) : ChannelContinuity.channelStart
-        let upper = startingPoint == .max ? (fresh.last?.createdAt ?? lower) : startingPoint
+        let upper = point == .max ? (fresh.last?.createdAt ?? lower) : point
+        // Messages and ranges of the old content go first (the whole replace drops the continuity file).
+        if wholeCache { try await store.replace(fresh, in: channelURL) }
         // An empty channel at "now" says nothing about any time.
-        if lower <= upper, !(fresh.isEmpty && startingPoint == .max) {
+        if lower <= upper, !(fresh.isEmpty && point == .max) {
             try await store.replace(fresh.filter { (lower...upper).contains($0.createdAt) }, in: channelURL, covering: lower...upper)
         }
         // The page's oldest millisecond is not known complete, but its messages are the server's.
         let outside = fresh.filter { !(lower...max(lower, upper)).contains($0.createdAt) }
         if !outside.isEmpty { let _: Void = try await store.save(outside) }
         hasPrevious = page.hasMore
-        hasNext = startingPoint != .max
+        hasNext = point != .max
         hugeGapFound = false  // the view is the server's now: no hole left before the newest
         show(fresh)
         emit(.replaced(fresh))
@@ -431,10 +481,8 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     // MARK: - Live events
 
     /// Starts handling the source's live events, one at a time, in order.
-    private func listen() {
-        let source = source
+    private func listen(to stream: AsyncStream<LiveEvent<Message>>) {
         liveEvents = Task { [weak self] in
-            let stream = await source.liveEvents()
             for await event in stream {
                 guard let self, !Task.isCancelled else { return }
                 await self.handle(event)
@@ -500,6 +548,16 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
 
     private func removeShown(_ ids: Set<Message.MessageID>) {
         show(messages.filter { !ids.contains($0.messageID) })
+    }
+
+    /// `page` as the messages beyond every one shown (`isBeyond`) and those
+    /// that fall among them (one not shown that shares a shown one's
+    /// millisecond): told as ``MessageCollectionEvent/prepended(_:)`` or
+    /// ``MessageCollectionEvent/appended(_:)``, and as ``MessageCollectionEvent/added(_:)``.
+    private func split(_ page: [Message], isBeyond: (Message) -> Bool) -> (beyond: [Message], among: [Message]) {
+        var (beyond, among) = ([Message](), [Message]())
+        for message in page { if isBeyond(message) { beyond.append(message) } else { among.append(message) } }
+        return (beyond, among)
     }
 
     private func emit(_ event: MessageCollectionEvent<Message>) {

@@ -12,6 +12,18 @@ public enum MessageCollectionEvent<Message: MessageRecord>: Sendable {
     /// Messages new to the view (a gap filled, a live message), oldest first;
     /// each goes in its place by creation time, then id.
     case added([Message])
+    /// The page ``MessageCollection/loadPrevious()`` added, oldest first: all
+    /// older than every message shown, they go before them (the messages it
+    /// returns; a message of the page that sorts among those shown, one not
+    /// shown that shares a shown one's millisecond, comes just before as
+    /// ``added(_:)``; none when it returns `[]`).
+    case prepended([Message])
+    /// The page ``MessageCollection/loadNext()`` added, oldest first: all
+    /// newer than every message shown, they go after them (the messages it
+    /// returns; a message of the page that sorts among those shown, one not
+    /// shown that shares a shown one's millisecond, comes just before as
+    /// ``added(_:)``; none when it returns `[]`).
+    case appended([Message])
     /// Messages shown that changed (an edit); each replaces the one with its id.
     case updated([Message])
     /// Messages shown that were deleted.
@@ -21,9 +33,12 @@ public enum MessageCollectionEvent<Message: MessageRecord>: Sendable {
     /// The channel was deleted or left: its cached messages are gone; dispose the collection.
     case channelDeleted
     /// The server has more missing messages after the newest shown than the
-    /// collection's ``MessageCollection/hugeGapThreshold``: the collection
-    /// stopped paging forward. Dispose it and create a new one from ``MessageCollection/now``,
-    /// which shows the server's newest page.
+    /// collection's ``MessageCollection/hugeGapThreshold``: the collection did
+    /// not fetch them. A ``replaced(_:)`` with the server's newest page follows
+    /// (unless the source fails: then ``MessageCollection/sync()`` throws and
+    /// the next sync reloads), and that page becomes the channel's whole cache:
+    /// the older cached messages are dropped, as they are not continuous with it,
+    /// and paging back fetches them from the server again.
     case hugeGap
     /// Work the collection did on its own (a live event) failed; what it
     /// shows and caches stays true, and ``MessageCollection/sync()`` catches up.

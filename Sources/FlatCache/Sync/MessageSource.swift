@@ -59,9 +59,16 @@ public protocol MessageSource<Message>: Sendable {
     /// - Throws: Whatever the server or the network throws.
     func changeLog(in channelURL: String, since token: String) async throws -> MessageChangeLog<Message>
 
-    /// Live events as they happen on the server from now on, for as long as
-    /// the stream is iterated; events that happen while the app is not
-    /// connected are not in it (a change log finds them).
+    /// Live events as they happen on the server from the moment this
+    /// returns, for as long as the stream is iterated; events that happen
+    /// while the app is not connected are not in it (a change log finds them).
+    ///
+    /// Return only once the subscription is open (a socket connected, a
+    /// first sync token taken): ``MessageCollection/start()`` asks the
+    /// server for what it missed after this returns, so an event between the
+    /// return and the subscription opening would be lost until a later sync.
+    /// When the subscription cannot open (the network is down), return the
+    /// stream anyway and keep trying; the collection's sync fails and is retried.
     func liveEvents() async -> AsyncStream<LiveEvent<Message>>
 }
 

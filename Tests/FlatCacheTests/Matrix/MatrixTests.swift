@@ -185,19 +185,82 @@ struct MatrixTests {
         for index in 0..<30 { last.append(try await mina.send("last \(index)", in: room)) }
         try await collection.sync()
         _ = try await events.first { if case .hugeGap = $0 { true } else { nil } }
-        #expect(await collection.messages.count == 5)  // nothing of the gap shown…
-        #expect(try await cache.messages.load(in: room).count == 5)  // …or saved
-        #expect(try await cache.messages.continuity(in: room).changeLogToken == nil)
+        // The server's newest page replaced the view and the whole cache: the 5 old ones are gone.
+        let replaced = try await events.first { if case .replaced(let page) = $0, page.count == 30 { page } else { nil } }
+        #expect(Set(replaced.map(\.eventID)) == Set(last))
+        #expect(Set(await collection.messages.map(\.eventID)) == Set(last))
+        #expect(Set(try await cache.messages.load(in: room).map(\.eventID)) == Set(last))
+        #expect(try await cache.messages.continuity(in: room).changeLogToken != nil)
         await collection.dispose()
 
-        // A new collection shows the server's newest page.
-        let fresh = try MessageCollection(channelURL: room, store: cache.messages, source: mina.source, pageSize: 30)
+        // A new collection shows the same page, and pages back through the whole room from the server.
+        let fresh = try MessageCollection(channelURL: room, store: cache.messages, source: mina.source, pageSize: 100)
         try await fresh.start()
         let server = try await mina.serverMessages(in: room)
         #expect(server.count == 435)
-        #expect(Set(await fresh.messages.map(\.eventID)) == Set(last))
-        #expect(await fresh.messages == canonical(await fresh.messages))
+        #expect(Set(await fresh.messages.suffix(30).map(\.eventID)) == Set(last))
+        for _ in 0..<10 where await fresh.hasPrevious { try await fresh.loadPrevious() }
+        #expect(await fresh.messages == canonical(server))
         await fresh.dispose()
+        try await cache.close()
+    }
+
+    @Test func aHugeGapThroughTheSampleLeavesTheNewestPageAloneAndSaysSo() async throws {
+        // Given a room whose 50 messages the sample's sync cached
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Busy")
+        try await mina.send(50, "old", in: room, parallel: 8)
+        let homeserver = try Synapse.url().absoluteString
+        let sync = ["sync", "--homeserver", homeserver, "--access-token", mina.client.accessToken ?? "", "--directory", folder.url.path]
+        let first = try SampleRun(sync)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("Busy (\(room)): 50 messages cached\n"))
+
+        // When 400 more are sent and it syncs again
+        try await mina.send(350, "new", in: room, parallel: 8)
+        var last = [String]()  // one after another: the newest page, in time order
+        for index in 0..<50 { last.append(try await mina.send("last \(index)", in: room)) }
+        let second = try SampleRun(sync)
+
+        // Then it says there was a huge gap, and caches the server's newest 50 alone
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains("Busy (\(room)): 50 messages cached (a huge gap: more than 300 missed; only the newest page is cached)"))
+        let offline = try MatrixCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: .max, readOnly: true))
+        let cached = try await offline.messages.load(in: room)
+        #expect(cached.count == 50)
+        #expect(Set(cached.map(\.eventID)) == Set(last))
+        try await offline.close()
+        // and 'messages' shows them as the whole cache
+        let shown = try SampleRun(["messages", room, "--limit", "100", "--directory", folder.url.path])
+        #expect(shown.stdout.contains("the newest 50 of 50 cached messages"), "\(shown.stdout)\(shown.stderr)")
+        #expect(!shown.stdout.contains("old "))
+        #expect(!shown.stdout.contains("new "))
+
+        // and a plain sync after it keeps it so: no old messages come back beside the new ones
+        let third = try SampleRun(sync)
+        #expect(third.stdout.contains("Busy (\(room)): 50 messages cached\n"), "\(third.stdout)")
+        let after = try MatrixCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: .max, readOnly: true))
+        #expect(Set(try await after.messages.load(in: room).map(\.eventID)) == Set(last))
+        try await after.close()
+    }
+
+    @Test func aMessageSentTheMomentStartReturnsComesLive() async throws {
+        // MatrixSource.liveEvents() returns once it holds its /sync token: nothing after start() waits for a sync.
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Window")
+        try await mina.send("before", in: room)
+        let cache = try openCache()
+        let collection = try MessageCollection(channelURL: room, store: cache.messages, source: mina.source)
+        let events = EventLog(collection.events)
+        try await collection.start()
+        let sent = try await mina.send("right after start", in: room)
+
+        let added = try await events.first(within: 20) { event -> [MatrixMessage]? in
+            if case .added(let messages) = event, messages.contains(where: { $0.eventID == sent }) { messages } else { nil }
+        }
+        #expect(added.map(\.eventID) == [sent])
+        #expect(await collection.messages.map(\.body) == ["before", "right after start"])
+        await collection.dispose()
         try await cache.close()
     }
 
@@ -376,6 +439,31 @@ struct MatrixTests {
 
 /// Messages in the order a collection shows them: creation time, then id
 /// (the server's own order is its timeline's, which may differ within a millisecond).
+/// One run of the `flatcache-matrix` sample as a separate program, bounded at 120 s.
+private struct SampleRun {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+
+    init(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = Executables.url("flatcache-matrix")
+        process.arguments = arguments
+        let (out, err) = (Pipe(), Pipe())
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let deadline = DispatchTime.now() + .seconds(120)
+        DispatchQueue.global().asyncAfter(deadline: deadline) { if process.isRunning { process.terminate() } }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        status = process.terminationStatus
+        self.stdout = String(decoding: stdout, as: UTF8.self)
+        self.stderr = String(decoding: stderr, as: UTF8.self)
+    }
+}
+
 private func canonical(_ messages: [MatrixMessage]) -> [MatrixMessage] {
     messages.sorted { ($0.createdAt, $0.eventID) < ($1.createdAt, $1.eventID) }
 }
