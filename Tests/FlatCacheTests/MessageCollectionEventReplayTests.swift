@@ -64,4 +64,33 @@ import Testing
         #expect(appended.map(\.messageID) == returnedForward.map(\.messageID))
         await collection.dispose()
     }
+
+    @Test func aPagedMessageThatFallsAmongThoseShownComesAsAddedNotAppended() async throws {
+        // The view opens on 5, 20 and 21, all at 5 000 ms; 15 arrives there later, among them by id.
+        let cache = try ChatCache<ChatMessage, ChatChannel, ChatUser>(
+            directory: folder.url, configuration: Configuration(writeDelay: .zero, sizeLimit: nil))
+        let message = { (id: Int64, time: Int64) in ChatMessage(messageID: id, channelURL: channel, createdAt: time, text: "m\(id)") }
+        await server.send((Int64(1)...10).map { message($0, $0 * 1_000) } + [message(20, 5_000), message(21, 5_000)])
+        let collection = try MessageCollection(
+            channelURL: channel, store: cache.messages, source: server, startingPoint: 5_000, pageSize: 3)
+        let log = EventLog(collection.events)
+        try await collection.start()
+        #expect(await collection.messages.map(\.messageID) == [5, 20, 21])
+        await server.send([message(15, 5_000)])
+
+        let returned = try await collection.loadNext()
+
+        #expect(returned.map(\.messageID) == [15, 6, 7])
+        let view = await collection.messages
+        #expect(view.map(\.messageID) == [5, 15, 20, 21, 6, 7])
+        try await log.wait { Self.replay($0).map(\.messageID) == view.map(\.messageID) }
+        let last = Array(log.all.suffix(2))
+        guard last.count == 2, case .added(let among) = last[0], case .appended(let after) = last[1] else {
+            Issue.record("expected .added then .appended, got \(last)")
+            return
+        }
+        #expect(among.map(\.messageID) == [15])
+        #expect(after.map(\.messageID) == [6, 7])
+        await collection.dispose()
+    }
 }
