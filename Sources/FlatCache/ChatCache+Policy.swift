@@ -28,8 +28,11 @@ extension ChatCache {
     /// What the cache holds on disk and in memory, and how its tiers and
     /// policies did since it opened.
     ///
-    /// The on-disk part is the folder as it is now: changes still waiting for
-    /// write-behind are not in it (call ``flush()`` first to count them). It
+    /// The memory part counts what memory holds, changes waiting for
+    /// write-behind included. The on-disk part (bytes, files, and the
+    /// channels, messages and users counted from the data files' lines) is
+    /// the folder as it is now: changes still waiting for write-behind are
+    /// not in it (call ``flush()`` first to count them). It
     /// lists the folder and counts the lines of every data file, without
     /// decoding or checking them.
     ///

@@ -128,4 +128,72 @@ import Testing
         let failure = try await log.first { event -> FlatCacheError? in if case .failed(let error) = event { error } else { nil } }
         #expect("\(failure)".contains("as scripted"))
     }
+
+    @Test(arguments: [Duration.zero, .milliseconds(20)])
+    func oneMissingIdIsFetchedOnceHoweverFastTheSourceAnswers(writeDelay: Duration) async throws {
+        // Given a source that answers at once (no suspension inside) and a directory over a cache
+        let source = InstantUsers()
+        let cache = try ChatCache(directory: folder.url, configuration: Configuration(writeDelay: writeDelay, sizeLimit: nil))
+        let directory = UserDirectory(users: cache.users, source: source, maxAge: .seconds(3_600), clock: clock.cacheClock)
+        // Lookups that start while the source answers: they read the cache as the fetch ends.
+        let during = Lookups()
+        source.onCall = { ids in
+            for _ in 0..<50 { during.add(Task { try await directory.users(withIDs: ids).map(\.userID) }) }
+        }
+
+        // When, round after round, 100 lookups of one missing id run at once
+        let (rounds, lookups) = (100, 100)
+        for round in 0..<rounds {
+            let id = "user-\(round)"
+            var answers = try await withThrowingTaskGroup(of: [String].self) { group in
+                for _ in 0..<lookups { group.addTask { try await directory.users(withIDs: [id]).map(\.userID) } }
+                return try await group.reduce(into: [[String]]()) { $0.append($1) }
+            }
+            for task in during.take() { answers.append(try await task.value) }
+
+            // Then every lookup got the user, and the source was asked for it once
+            #expect(answers.count >= lookups && answers.allSatisfy { $0 == [id] }, "round \(round)")
+            #expect(source.calls(for: id) == 1, "round \(round): \(source.calls(for: id)) calls")
+        }
+    }
+}
+
+/// A user source that answers at once, without suspending: every user it
+/// is asked for exists. Counts the calls per id, and runs `onCall` (which
+/// must not block) as each call starts.
+final class InstantUsers: UserSource, @unchecked Sendable {
+    private let lock = NSLock()
+    private var asked = [String: Int]()  // guarded by `lock`
+    private var hook: (@Sendable ([String]) -> Void)?  // guarded by `lock`
+
+    /// Run with the ids of each call, before it answers.
+    var onCall: (@Sendable ([String]) -> Void)? {
+        get { lock.withLock { hook } }
+        set { lock.withLock { hook = newValue } }
+    }
+
+    func users(withIDs userIDs: [String]) async throws -> [ChatUser] {
+        lock.withLock { for id in userIDs { asked[id, default: 0] += 1 } }
+        onCall?(userIDs)
+        return userIDs.map { ChatUser(userID: $0, nickname: $0, profileURL: "") }
+    }
+
+    /// How many calls asked for `id`.
+    func calls(for id: String) -> Int { lock.withLock { asked[id] ?? 0 } }
+}
+
+/// Lookup tasks started from inside a source, for the test to wait for.
+final class Lookups: @unchecked Sendable {
+    private let lock = NSLock()
+    private var tasks = [Task<[String], any Error>]()  // guarded by `lock`
+
+    func add(_ task: Task<[String], any Error>) { lock.withLock { tasks.append(task) } }
+
+    /// The tasks added so far; forgets them.
+    func take() -> [Task<[String], any Error>] {
+        lock.withLock {
+            defer { tasks = [] }
+            return tasks
+        }
+    }
 }

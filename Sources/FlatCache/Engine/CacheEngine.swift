@@ -346,9 +346,9 @@ final class CacheEngine: @unchecked Sendable {
         }
     }
 
-    /// How loads were answered, and what memory holds: its estimated bytes and its files.
+    /// How loads were answered, and what memory holds: its estimated bytes and its files (those with changes waiting included).
     var statistics: (counts: Counts, bytes: Int, entries: Int) {
-        locked { (counts, totalCost, files.values.filter { !$0.isEvicted }.count) }
+        locked { (counts, totalCost, files.values.filter { !$0.isEvicted || $0.isDirty || $0.hasMemoryOnlyChanges }.count) }
     }
 
     // MARK: - Flushing

@@ -159,7 +159,8 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             setView(.none, extendsDisk: false)
         }
         pending.append(change)
-        guard case .some(var records) = view else { return }
+        // Waiting changes hold their records whether or not the file was read: count them.
+        guard case .some(var records) = view else { return updateCost() }
         var ids = viewIDs
         // `records` and `ids` now hold the only references (unless the disk shares them): they grow in place.
         (view, viewIDs) = (.none, nil)
@@ -468,7 +469,8 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         var count = 0
         if case .known(let records?, _) = disk { count = records.count }
         if case .some(let records?) = view { count = max(count, records.count) }
-        count += pending.count + writing.count + memoryOnly.count
+        // A change holds its records until written: an append's are known, other changes count as one.
+        count += unwritten.reduce(0) { $0 + ($1.appended?.records.count ?? 1) }
         let ids = (viewIDs?.count ?? 0) + (diskIDs?.count ?? 0)
         cost = count * recordCost + 256 + ids * 16
     }

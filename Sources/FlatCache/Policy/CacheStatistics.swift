@@ -20,10 +20,13 @@ public struct CacheStatistics: Sendable, Hashable, Codable {
     public var users = 0
     /// The bytes in `quarantine/`.
     public var quarantinedBytes = 0
-    /// The memory tier's estimated bytes (see ``Configuration/memoryLimit``).
+    /// The memory tier's estimated bytes (see ``Configuration/memoryLimit``):
+    /// the records it holds, changes waiting for write-behind included (each
+    /// record a save added counts, whether or not its file was read).
     public var memoryBytes = 0
-    /// Files the memory tier holds: their records, or that they are missing
-    /// (a load of a channel never cached reads no file the second time).
+    /// Files the memory tier holds: their records, changes waiting to be
+    /// written to them, or that they are missing (a load of a channel never
+    /// cached reads no file the second time).
     public var memoryEntries = 0
     /// Loads answered from memory since the cache opened.
     public var memoryHits = 0

@@ -8,6 +8,18 @@
 /// the server's whole list a page at a time and replaces the cached one.
 /// A channel that goes takes its cached messages with it.
 ///
+/// A channel missing from a whole-list load is gone only when the server
+/// says so, never because the list moved while it loaded (a channel moved up
+/// by a new message between two pages is in neither). The collection takes
+/// the change log token before the first page and asks the change log since
+/// it after the last: when the log lists no change, the load is the whole
+/// list and every cached channel missing from it is gone; when it lists
+/// changes, they are applied on top (channels updated are kept, channels
+/// removed go) and the list is loaded again, up to three loads in all. If no
+/// load held still, or the change log could not answer, cached channels
+/// missing from the loads stay with their messages, the list is cached
+/// without a change log token, and the next ``sync()`` loads it whole again.
+///
 /// ```swift
 /// let list = try ChannelListCollection(store: cache.channels, source: server)
 /// Task { for await event in list.events { print(event) } }   // update the view
@@ -29,8 +41,8 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
     /// Whether ``dispose()`` was called.
     public private(set) var isDisposed = false
 
-    private let store: ChannelStore<Channel>
-    private let source: Source
+    let store: ChannelStore<Channel>
+    let source: Source
     private let continuation: AsyncStream<ChannelListEvent<Channel>>.Continuation
     private var started = false
     private var liveEvents: Task<Void, Never>?
@@ -106,28 +118,14 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
             try await store.setChangeLogToken(next)
             return
         }
-        let token = try await ask("get the channel list's change log token") { [source] in
-            try await source.channelChangeLogToken()
-        }
-        var list = [Channel]()
-        var cursor: String?
-        for _ in 0..<maxPages {
-            let from = cursor
-            let limit = pageSize
-            let page = try await ask("get a page of channels") { [source] in try await source.channels(from: from, limit: limit) }
-            list += page.channels
-            cursor = page.next
-            if cursor == nil { break }
-        }
-        let kept = Set(list.map { RecordKey($0.channelURL) })
-        let gone = try await store.load().filter { !kept.contains(RecordKey($0.channelURL)) }
-        try await store.replace(with: list)
+        let whole = try await loadWholeList(cached: try await store.load())
+        try await store.replace(with: whole.channels)
         // The list first: a crash in between leaves messages no channel shows, never a channel without its messages' file.
-        for channel in gone { try await store.remove(channelURL: channel.channelURL) }
+        for url in whole.gone { try await store.remove(channelURL: url) }
         let shown = try await store.load()
         channels = shown
         emit(.replaced(shown))
-        try await store.setChangeLogToken(token)
+        if let token = whole.token { try await store.setChangeLogToken(token) }
     }
 
     /// Applies the list's change log since `token`, a page at a time; the

@@ -3,7 +3,8 @@
 /// and saved, and profiles that grew old are refreshed in the background.
 ///
 /// Ask it for a page's senders as the page arrives. Concurrent requests for
-/// the same id share one fetch. Every user it fetches is saved in the
+/// the same id share one fetch, however fast the source answers: a request
+/// whose cache read overlapped a fetch joins it rather than asking again. Every user it fetches is saved in the
 /// ``UserStore`` it was given, and ``events`` tells which users became known
 /// and which refreshed profiles changed, so a screen can redraw them.
 ///
@@ -42,8 +43,17 @@ public actor UserDirectory<User: UserRecord> {
     /// Ids the source did not know when last asked, and when: not asked
     /// again before `maxAge`.
     private var unknownAt = [RecordKey: Int64]()
-    /// Fetches under way, by the ids each covers: one task per batch.
+    /// Fetches under way, by the ids each covers: one task per batch. A
+    /// fetch that ended stays here until every lookup that began before it
+    /// ended has decided (see ``lookUp(_:fetchingMissingInBackground:)``).
     private var inFlight = [RecordKey: Task<[RecordKey: User], any Error>]()
+    /// The number the next lookup gets.
+    private var nextLookUp = 0
+    /// The lookups between their cache read and their decision, by number.
+    private var openLookUps = Set<Int>()
+    /// Fetches that ended, with the number of the first lookup that began
+    /// after: still joinable by the lookups numbered below it.
+    private var ended = [(task: Task<[RecordKey: User], any Error>, keys: [RecordKey], before: Int)]()
 
     /// A directory over `users`, fetching what they lack from `source`.
     ///
@@ -84,11 +94,7 @@ public actor UserDirectory<User: UserRecord> {
     ///   the fetch failed (nothing was saved), or a file-system error.
     public func users(withIDs userIDs: some Sequence<String>) async throws(FlatCacheError) -> [User] {
         let wanted = Self.unique(userIDs)
-        var found = try await lookUp(wanted)
-        let fetches = wanted.filter { found[$0] == nil }.reduce(into: [Task<[RecordKey: User], any Error>]()) { tasks, key in
-            guard let task = inFlight[key] else { return }
-            if !tasks.contains(where: { $0 == task }) { tasks.append(task) }
-        }
+        var (found, fetches) = try await lookUp(wanted)
         for task in fetches {
             do {
                 found.merge(try await task.value) { cached, _ in cached }
@@ -107,17 +113,31 @@ public actor UserDirectory<User: UserRecord> {
     /// - Throws: A file-system error.
     public func cachedUsers(withIDs userIDs: some Sequence<String>) async throws(FlatCacheError) -> [User] {
         let wanted = Self.unique(userIDs)
-        let found = try await lookUp(wanted, fetchingMissingInBackground: true)
+        let found = try await lookUp(wanted, fetchingMissingInBackground: true).found
         return wanted.compactMap { found[$0] }
     }
 
     // MARK: - Fetching
 
-    /// The cached users among `wanted`; starts one fetch for the missing
-    /// ones not being fetched yet, and one in the background for old ones.
+    /// The cached users among `wanted`, and the fetches to wait for the
+    /// missing ones: the ones under way, and one started for the rest; old
+    /// ones are refreshed in the background.
+    ///
+    /// Single flight holds whatever the source's latency: the cache read
+    /// suspends, and a fetch may end meanwhile, its users saved after the
+    /// read looked. So a fetch that ends stays in ``inFlight`` until every
+    /// lookup that began before it ended has decided; such a lookup joins
+    /// it instead of asking the source again.
     private func lookUp(
         _ wanted: [RecordKey], fetchingMissingInBackground: Bool = false
-    ) async throws(FlatCacheError) -> [RecordKey: User] {
+    ) async throws(FlatCacheError) -> (found: [RecordKey: User], fetches: [Task<[RecordKey: User], any Error>]) {
+        let number = nextLookUp
+        nextLookUp += 1
+        openLookUps.insert(number)
+        defer {
+            openLookUps.remove(number)
+            releaseEnded()
+        }
         let wantedSet = Set(wanted)
         var found = [RecordKey: User]()
         for user in try await store.load() where wantedSet.contains(RecordKey(user.userID)) {
@@ -138,7 +158,21 @@ public actor UserDirectory<User: UserRecord> {
         if !old.isEmpty {
             startFetch(old, previous: found.filter { old.contains($0.key) }, inBackground: true)
         }
-        return found
+        var fetches = [Task<[RecordKey: User], any Error>]()
+        for key in wanted where found[key] == nil {
+            if let task = inFlight[key], !fetches.contains(task) { fetches.append(task) }
+        }
+        return (found, fetches)
+    }
+
+    /// Forgets the ended fetches no open lookup may still need.
+    private func releaseEnded() {
+        let oldest = openLookUps.min() ?? nextLookUp
+        ended.removeAll { fetch in
+            guard fetch.before <= oldest else { return false }
+            for key in fetch.keys where inFlight[key] == fetch.task { inFlight[key] = nil }
+            return true
+        }
     }
 
     /// Fetches `keys` in one call and saves what comes; `previous` holds the
@@ -171,7 +205,9 @@ public actor UserDirectory<User: UserRecord> {
         _ task: Task<[RecordKey: User], any Error>, keys: [RecordKey], previous: [RecordKey: User], inBackground: Bool
     ) async {
         let result = await task.result
-        for key in keys where inFlight[key] == task { inFlight[key] = nil }
+        // Lookups that began before now may have read the cache before this fetch saved.
+        ended.append((task, keys, nextLookUp))
+        defer { releaseEnded() }
         switch result {
         case .success(let fetched):
             let now = clock.milliseconds
