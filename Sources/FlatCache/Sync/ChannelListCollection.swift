@@ -74,8 +74,13 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
     }
 
     /// Delivers the cached list (``ChannelListEvent/cachedList(_:)``),
-    /// starts listening to live changes, then syncs with the server. A
-    /// second call does nothing. When the server fails, the cached list
+    /// opens the source's live changes, then syncs with the server. A
+    /// second call does nothing.
+    ///
+    /// It asks the server for anything only once ``ChannelSource/channelEvents()``
+    /// has returned (the subscription is open), so a change at any time
+    /// around the call reaches the list: before the subscription opened, by
+    /// the sync that follows; after, live. When the server fails, the cached list
     /// stays shown and this throws; call ``sync()`` when the connection is back.
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
@@ -87,7 +92,10 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
             let cached = try await store.load()
             channels = cached
             emit(.cachedList(cached))
-            listen()
+            // Subscribe first: what happens before it opens, the sync below finds; after, the stream brings.
+            let stream = await source.channelEvents()
+            guard !isDisposed else { throw .collectionDisposed }
+            listen(to: stream)
             try await synchronize()
         }
     }
@@ -148,10 +156,8 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
 
     // MARK: - Live changes
 
-    private func listen() {
-        let source = source
+    private func listen(to stream: AsyncStream<ChannelEvent<Channel>>) {
         liveEvents = Task { [weak self] in
-            let stream = await source.channelEvents()
             for await event in stream {
                 guard let self, !Task.isCancelled else { return }
                 await self.handle(event)

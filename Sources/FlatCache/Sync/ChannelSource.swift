@@ -33,7 +33,15 @@ public protocol ChannelSource<Channel>: Sendable {
     /// - Throws: Whatever the server or the network throws.
     func channelChangeLog(since token: String) async throws -> ChannelChangeLog<Channel>
 
-    /// Live changes to the user's channel list from now on, while connected.
+    /// Live changes to the user's channel list from the moment this
+    /// returns, while connected.
+    ///
+    /// Return only once the subscription is open (a socket connected, a
+    /// first sync token taken): ``ChannelListCollection/start()`` asks the
+    /// server for what it missed after this returns, so a change between the
+    /// return and the subscription opening would be lost until a later sync.
+    /// When the subscription cannot open (the network is down), return the
+    /// stream anyway and keep trying; the collection's sync fails and is retried.
     func channelEvents() async -> AsyncStream<ChannelEvent<Channel>>
 }
 
