@@ -210,8 +210,15 @@ def main():
         out["channelsToken"] = token[1] if token else None
     out["users"] = [u["userID"] for u in load("users.lines", lambda rs: decode_all(rs, user)) or []]
     def usage_record(r):
-        r.version()
-        return r.take(32).hex(), [r.int64(), r.int64()]
+        # Version 1 is 49 bytes; version 2 adds the message file's inode, size
+        # and modification time (24 bytes, 73 in all). Any other length is damage.
+        version = r.byte()
+        if version not in (1, 2) or len(r.data) != (49 if version == 1 else 73):
+            raise Damaged("not a usage record")
+        key, times = r.take(32).hex(), [r.int64(), r.int64()]
+        if version == 2:
+            r.take(24)
+        return key, times
 
     # Any order; of a key given twice, the later line's times.
     out["usage"] = dict(load("usage.lines", lambda rs: decode_all(rs, usage_record)) or [])

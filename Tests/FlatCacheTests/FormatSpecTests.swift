@@ -193,15 +193,34 @@ import Testing
         try await cache.users.save([Fixtures.mina])
         _ = try await cache.messages.load(in: "plans")
         try await cache.close()
-        try GoldenFolder.assertMatches(root, golden: "every-file")
-        let usage = try Data(contentsOf: root.appendingPathComponent("usage.lines"))
+        // usage.lines ends with the message file's inode, size and modification time, which
+        // differ on every run: its first 49 bytes are pinned, its last 24 checked against a stat.
+        let usageURL = root.appendingPathComponent("usage.lines")
+        let usage = try Data(contentsOf: usageURL)
         let record = try #require(Data(base64Encoded: usage.dropLast()))
-        #expect(record.count == 49 && record[0] == 1 && record[1..<33] == Data(SHA256Digest(of: Data("plans".utf8)).bytes))
-        // docs/format.md shows these two files' lines as they are in the golden.
+        let path = try CacheFolderSummary.messagesFilePath(forChannel: "plans")
+        let stamp = try #require(try FileSystem.stamp(at: root.appendingPathComponent(path).path))
+        var mark = Data()
+        for value in [
+            Int64(bitPattern: stamp.inode), Int64(stamp.size),
+            Int64(stamp.modified.seconds) * 1_000_000_000 + Int64(stamp.modified.nanoseconds),
+        ] {
+            withUnsafeBytes(of: value.littleEndian) { mark += Data($0) }
+        }
+        #expect(record.count == 73 && record.suffix(24) == mark)
+        let sidecar = try String(contentsOf: root.appendingPathComponent("usage.lines.sha256"), encoding: .utf8)
+        #expect(sidecar == SHA256Digest(of: usage).hex + "  usage.lines\n")
+        try FileManager.default.removeItem(at: usageURL)
+        try FileManager.default.removeItem(at: root.appendingPathComponent("usage.lines.sha256"))
+        try GoldenFolder.assertMatches(root, golden: "every-file")
+        // docs/format.md shows usage.lines' first 49 bytes in hex and channels.continuity's line.
         let document = try String(contentsOf: URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("docs/format.md"), encoding: .utf8)
-        for name in ["usage.lines", "channels.continuity"] {
+        let pinned = record.prefix(49).map { String(format: "%02x", $0) }.joined()
+        #expect(pinned.hasPrefix("02" + SHA256Digest(of: Data("plans".utf8)).hex))
+        #expect(document.contains("\n```\n" + pinned + "\n```\n"), "usage.lines")
+        for name in ["channels.continuity"] {
             let line = try String(decoding: Data(contentsOf: GoldenFolder.url("every-file").appendingPathComponent(name)), as: UTF8.self)
             #expect(document.contains("\n```\n" + line + "```\n"), "\(name)")
         }

@@ -109,4 +109,30 @@ struct IndependentReaderTests {
         try FileManager.default.removeItem(at: messages.appendingPathExtension("sha256"))
         try expectSameReading(root, keeping: 200)
     }
+
+    /// usage.lines as FlatCache writes it (version 2 records, with the message file's stamp),
+    /// beside a version 1 record, reads the same; a record of another length is damage to both.
+    @Test func usageRecordsOfBothVersionsReadTheSame() async throws {
+        let root = folder.appending("cache")
+        let cache = try Cache(directory: root)
+        try await cache.messages.replace(Fixtures.messages(2, in: "a"), in: "a")
+        try await cache.messages.replace(Fixtures.messages(2, in: "b"), in: "b")
+        try await cache.close()
+        let usage = root.appendingPathComponent("usage.lines")
+        var records = try String(decoding: Data(contentsOf: usage), as: UTF8.self).split(separator: "\n")
+            .map { try #require(Data(base64Encoded: String($0))) }
+        #expect(records.map(\.count) == [73, 73])
+        records[0] = Data([1]) + records[0][1..<49]
+        func write(_ records: [Data]) throws {
+            let lines = Data(records.map { $0.base64EncodedString() + "\n" }.joined().utf8)
+            try lines.write(to: usage)
+            try Data("\(SHA256Digest(of: lines).hex)  usage.lines\n".utf8).write(to: root.appendingPathComponent("usage.lines.sha256"))
+        }
+        try write(records)
+        let read = try python(root, keeping: 200)
+        #expect(read.usage.count == 2 && read.damaged.isEmpty, "\(read)")
+        try expectSameReading(root, keeping: 200)
+        try write([records[0] + Data([0])])
+        #expect(try python(root, keeping: 200).damaged == ["usage.lines"])
+    }
 }

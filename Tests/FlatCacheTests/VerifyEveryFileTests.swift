@@ -141,4 +141,39 @@ import Testing
         #expect(bad.map(\.path) == ["usage.lines"])
         #expect(bad.first?.problem?.contains("line 2") == true)
     }
+
+    /// Writes `records` as usage.lines (Base64 lines and a matching sidecar).
+    func writeUsage(_ records: [Data]) throws {
+        let lines = Data(records.map { $0.base64EncodedString() + "\n" }.joined().utf8)
+        try lines.write(to: root.appendingPathComponent("usage.lines"))
+        try Data("\(SHA256Digest(of: lines).hex)  usage.lines\n".utf8).write(to: root.appendingPathComponent("usage.lines.sha256"))
+    }
+
+    /// A usage record: `version`, the key of `channel`, then `times` (8 bytes each, little-endian).
+    func usageRecord(_ version: UInt8, _ channel: String, _ times: [Int64]) -> Data {
+        var record = Data([version]) + Data(SHA256Digest(of: Data(channel.utf8)).bytes)
+        for value in times { withUnsafeBytes(of: value.littleEndian) { record += Data($0) } }
+        return record
+    }
+
+    @Test func usageRecordsOfVersionOneAndTwoPassAndOtherLengthsAreBad() async throws {
+        try await writeEveryFile()
+        // Keys in ascending order: a version 1 record (49 bytes), then a version 2 (73 bytes).
+        let channels = ["one", "two"].sorted { SHA256Digest(of: Data($0.utf8)).hex < SHA256Digest(of: Data($1.utf8)).hex }
+        let good = [usageRecord(1, channels[0], [1_000, 2_000]), usageRecord(2, channels[1], [1_000, 2_000, 7, 100, 3_000_000])]
+        #expect(good.map(\.count) == [49, 73])
+        try writeUsage(good)
+        let verify = { try Cache(directory: root, configuration: Configuration(readOnly: true)).verify().filter { !$0.isValid } }
+        #expect(try verify().isEmpty)
+        // 50 bytes; a version 1 record of version 2's length; a version 2 record of version 1's.
+        for bad in [
+            usageRecord(1, channels[0], [1_000, 2_000]) + Data([0]), usageRecord(1, channels[0], [1_000, 2_000, 7, 100, 3]),
+            usageRecord(2, channels[0], [1_000, 2_000]),
+        ] {
+            try writeUsage([bad])
+            let found = try verify()
+            #expect(found.map(\.path) == ["usage.lines"], "\(bad.count) bytes")
+            #expect(found.first?.problem?.contains("line 1") == true)
+        }
+    }
 }
