@@ -142,7 +142,7 @@ import Testing
         }
 
         // When, round after round, 100 lookups of one missing id run at once
-        let (rounds, lookups) = (100, 100)
+        let (rounds, lookups) = (500, 100)
         for round in 0..<rounds {
             let id = "user-\(round)"
             var answers = try await withThrowingTaskGroup(of: [String].self) { group in
