@@ -28,12 +28,15 @@ extension ChatCache {
     /// What the cache holds on disk and in memory, and how its tiers and
     /// policies did since it opened.
     ///
-    /// The memory part counts what memory holds, changes waiting for
-    /// write-behind included. The on-disk part (bytes, files, and the
-    /// channels, messages and users counted from the data files' lines) is
-    /// the folder as it is now: changes still waiting for write-behind are
-    /// not in it (call ``flush()`` first to count them). It
-    /// lists the folder and counts the lines of every data file, without
+    /// The channels, messages and users are what the cache holds, changes
+    /// waiting for write-behind included (and memory-only ones,
+    /// ``CacheTier/memory``): a file with none is counted by its lines, one
+    /// with some by its records with them applied, as a load would return
+    /// them (its file is read when memory does not hold it). The memory part
+    /// counts what memory holds, waiting changes included. The disk figures
+    /// (bytes, files, quarantine) are the folder as it is now: waiting
+    /// changes are not in them until written (``flush()``). It lists the
+    /// folder and counts the lines of every other data file, without
     /// decoding or checking them.
     ///
     /// ```swift
@@ -53,7 +56,7 @@ extension ChatCache {
     /// - Returns: The statistics.
     /// - Throws: A file-system error.
     public func statisticsNow() throws(FlatCacheError) -> CacheStatistics {
-        var statistics = try CacheStatistics.onDisk(layout)
+        var statistics = try CacheStatistics.onDisk(layout, changed: engine.recordCountsWithChanges())
         let (counts, bytes, entries) = engine.statistics
         statistics.memoryBytes = bytes
         statistics.memoryEntries = entries

@@ -27,4 +27,43 @@ import Testing
         try await cache.flush()
         #expect(try await cache.statistics().messages == channels * perChannel)
     }
+
+    @Test func countsIncludeChangesWaitingForWriteBehind() async throws {
+        // Given a folder another cache wrote: 2 channels listed, 2 users, 10 messages in "old"
+        let channel = { (url: String, at: Int64) in
+            ChatChannel(channelURL: url, kind: .group, name: url, memberCount: 2, createdAt: 0,
+                lastMessage: ChatMessage(messageID: at, channelURL: url, createdAt: at, text: "last"))
+        }
+        let message = { (id: Int64, url: String) in ChatMessage(messageID: id, channelURL: url, createdAt: id, text: "m\(id)") }
+        let user = { (id: String) in ChatUser(userID: id, nickname: id, profileURL: "") }
+        let writer = try ChatCache(directory: folder.url, configuration: Configuration(writeDelay: .zero, sizeLimit: nil))
+        try await writer.channels.save([channel("old", 10), channel("quiet", 5)])
+        try await writer.users.save([user("ann"), user("bob")])
+        try await writer.messages.save((1...10).map { message($0, "old") })
+        try await writer.close()
+
+        // When a cache whose writes wait a minute (and which never read the files) changes every kind
+        let cache = try ChatCache(directory: folder.url, configuration: Configuration(writeDelay: .seconds(60), sizeLimit: nil))
+        try await cache.users.save([user("cid"), user("dan"), user("eve")])
+        try await cache.channels.save([channel("new", 20)])
+        try await cache.messages.save((1...7).map { message($0, "new") })
+        try await cache.messages.save((11...12).map { message($0, "old") })
+        try await cache.messages.removeAll(in: "quiet-but-never-cached")
+        let waiting = try await cache.statistics()
+
+        // Then the counts are what the cache holds, the waiting changes included
+        #expect(waiting.users == 5, "\(waiting)")
+        #expect(waiting.channels == 3)
+        #expect(waiting.channelsWithMessages == 2)
+        #expect(waiting.messages == 12 + 7)
+        // and the same once they are written
+        try await cache.flush()
+        let written = try await cache.statistics()
+        #expect((written.users, written.channels, written.channelsWithMessages, written.messages) == (5, 3, 2, 19))
+        // and a channel removed while its removal waits is not counted
+        try await cache.messages.removeAll(in: "new")
+        let removed = try await cache.statistics()
+        #expect((removed.channelsWithMessages, removed.messages) == (1, 12))
+        try await cache.close()
+    }
 }

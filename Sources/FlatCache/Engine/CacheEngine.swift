@@ -351,6 +351,17 @@ final class CacheEngine: @unchecked Sendable {
         locked { (counts, totalCost, files.values.filter { !$0.isEvicted || $0.isDirty || $0.hasMemoryOnlyChanges }.count) }
     }
 
+    /// For every file with changes waiting for write-behind (or memory-only
+    /// ones), by path, how many records it holds with them applied (`nil`:
+    /// no file then): what ``ChatCache/statistics()`` counts for it instead
+    /// of its lines on disk. Reads a file memory does not know; blocks.
+    func recordCountsWithChanges() throws(FlatCacheError) -> [String: Int?] {
+        let changed = locked { files.values.filter { $0.isDirty || $0.hasMemoryOnlyChanges } }
+        var counts = [String: Int?]()
+        for entry in changed { counts[entry.file.path] = try entry.recordCount(in: self) }
+        return counts
+    }
+
     // MARK: - Flushing
 
     /// Writes every file with changes waiting; returns when they are on

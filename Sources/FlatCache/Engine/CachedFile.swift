@@ -27,6 +27,11 @@ protocol EngineFile: AnyObject, Sendable {
     var droppedInWrite: Int { get }
     /// Records what the write left on disk (`tail`: `nil` when the file is gone). Engine lock held.
     func finish(tail: RecordFile.Tail?)
+    /// How many records the file holds with every change not yet written
+    /// applied (`nil`: no file), as a load would return them; reads the file,
+    /// holding its lock, when memory does not know it, and keeps nothing of
+    /// that read. Blocks; call without the engine's lock.
+    func recordCount(in engine: CacheEngine) throws(FlatCacheError) -> Int?
     /// After a failed write: keeps the changes for the next write, or drops
     /// them and forgets what is on disk. `staged`: whether the write took
     /// the changes waiting (else it failed before, and all of them were its). Engine lock held.
@@ -336,6 +341,17 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
             lines += added.lines
         }
         return (records, lines)
+    }
+
+    func recordCount(in engine: CacheEngine) throws(FlatCacheError) -> Int? {
+        let stamps = try file.stamps()
+        if case .some(let records) = engine.locked({ current(onDisk: stamps) }) { return records?.count }
+        return try engine.storage.withLock(file) { () throws(FlatCacheError) -> Int? in
+            let read = try engine.storage.loadLocked(file, as: R.self)
+            let changes = engine.locked { unwritten }
+            var ignored = 0
+            return Self.applying(changes, to: read.records, tail: read.tail, dropped: &ignored)?.count
+        }
     }
 
     /// `changes` applied in order to `records`, the file's records as read

@@ -1,6 +1,7 @@
 import Foundation
 
-/// What a cache holds on disk and in memory, and what its tiers and
+/// What a cache holds (changes waiting for write-behind included), on disk
+/// and in memory, and what its tiers and
 /// policies did since it opened: see ``ChatCache/statistics()``.
 public struct CacheStatistics: Sendable, Hashable, Codable {
     /// Every byte of every file in the cache folder: data files, sidecars,
@@ -8,15 +9,19 @@ public struct CacheStatistics: Sendable, Hashable, Codable {
     public var diskBytes = 0
     /// How many files those are.
     public var diskFiles = 0
-    /// Channels in the channel list (lines of `channels.lines`).
+    /// Channels in the channel list: what the cache holds, changes waiting
+    /// for write-behind included (else the lines of `channels.lines`).
     public var channels = 0
-    /// Channels with a message file.
+    /// Channels with a message file, or with messages waiting to be written to one.
     public var channelsWithMessages = 0
-    /// Messages in the message files (their lines). A channel may hold up to
-    /// its retention slack more than ``Configuration/maxMessagesPerChannel``
-    /// until its file is next compacted; loads return the newest.
+    /// Messages the channels hold: the lines of each message file, or, for
+    /// a channel with changes waiting for write-behind, its messages with them
+    /// applied (as a load returns them). A file may hold up to its retention
+    /// slack more lines than ``Configuration/maxMessagesPerChannel`` until it
+    /// is next compacted; loads return the newest.
     public var messages = 0
-    /// Users (lines of `users.lines`).
+    /// Users: what the cache holds, changes waiting for write-behind
+    /// included (else the lines of `users.lines`).
     public var users = 0
     /// The bytes in `quarantine/`.
     public var quarantinedBytes = 0
@@ -46,17 +51,29 @@ public struct CacheStatistics: Sendable, Hashable, Codable {
 }
 
 extension CacheStatistics {
-    /// The on-disk part, read from the folder of `layout`.
-    static func onDisk(_ layout: CacheLayout) throws(FlatCacheError) -> CacheStatistics {
+    /// The folder part, read from the folder of `layout`: the disk figures
+    /// as they are, the counts of records with `changed` (records with the
+    /// changes not yet written applied, by path; `nil`: no file) in place of
+    /// the lines of those files.
+    static func onDisk(_ layout: CacheLayout, changed: [String: Int?] = [:]) throws(FlatCacheError) -> CacheStatistics {
         let scan = try FolderScan(layout, usageFile: layout.usageFile)
         var statistics = CacheStatistics()
         statistics.diskBytes = scan.totalBytes
         statistics.diskFiles = scan.totalFiles
         statistics.quarantinedBytes = scan.quarantinedBytes
-        statistics.channels = try lines(in: layout.channelsFile)
-        statistics.users = try lines(in: layout.usersFile)
-        statistics.channelsWithMessages = scan.messageFiles.count
-        for message in scan.messageFiles { statistics.messages += try lines(in: message.file) }
+        let count = { (file: RecordFile) throws(FlatCacheError) -> Int? in
+            if let counted = changed[file.path] { return counted }
+            return try lines(in: file)
+        }
+        statistics.channels = try count(layout.channelsFile) ?? 0
+        statistics.users = try count(layout.usersFile) ?? 0
+        var messageFiles = Set(scan.messageFiles.map(\.file.path))
+        for path in changed.keys where FileSystem.parent(of: path) == layout.messagesDirectory { messageFiles.insert(path) }
+        for path in messageFiles {
+            guard let records = try count(RecordFile(path: path)) else { continue }
+            statistics.channelsWithMessages += 1
+            statistics.messages += records
+        }
         return statistics
     }
 
