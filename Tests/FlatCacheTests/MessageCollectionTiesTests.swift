@@ -53,6 +53,16 @@ import Testing
         }
     }
 
+    /// Pages forward to the end, then back to the start, at most 200 calls
+    /// each way; returns the forward pages.
+    @discardableResult
+    static func pageToBothEnds<S: MessageSource>(_ collection: MessageCollection<S>) async throws -> [[S.Message]] {
+        var pages = [[S.Message]]()
+        while await collection.hasNext, pages.count < 200 { pages.append(try await collection.loadNext()) }
+        for _ in 0..<200 where await collection.hasPrevious { try await collection.loadPrevious() }
+        return pages
+    }
+
     static func isHugeGap<M>(_ event: MessageCollectionEvent<M>) -> Bool { if case .hugeGap = event { true } else { false } }
     static func isAdded<M>(_ event: MessageCollectionEvent<M>) -> Bool { if case .added = event { true } else { false } }
     static func isReplaced<M>(_ event: MessageCollectionEvent<M>) -> Bool { if case .replaced = event { true } else { false } }
@@ -186,15 +196,7 @@ import Testing
         try await collection.start()
 
         // When it pages forward to the end, then back to the start (bounded)
-        var calls = 0
-        while await collection.hasNext, calls < 200 {
-            try await collection.loadNext()
-            calls += 1
-        }
-        while await collection.hasPrevious, calls < 400 {
-            try await collection.loadPrevious()
-            calls += 1
-        }
+        try await Self.pageToBothEnds(collection)
 
         // Then it got there, showing every message once, in order
         #expect(await !collection.hasNext)
@@ -213,16 +215,7 @@ import Testing
             channelURL: channel, store: cache.messages, source: tieSource, startingPoint: 50_000, pageSize: pageSize)
         try await collection.start()
 
-        var calls = 0
-        var pages = [[RoomEvent]]()
-        while await collection.hasNext, calls < 200 {
-            pages.append(try await collection.loadNext())
-            calls += 1
-        }
-        while await collection.hasPrevious, calls < 400 {
-            try await collection.loadPrevious()
-            calls += 1
-        }
+        let pages = try await Self.pageToBothEnds(collection)
 
         #expect(await !collection.hasNext)
         #expect(await !collection.hasPrevious)
@@ -246,15 +239,7 @@ import Testing
             channelURL: channel, store: cache.messages, source: tieSource, startingPoint: 50_000, pageSize: pageSize)
         try await collection.start()
 
-        var calls = 0
-        while await collection.hasNext, calls < 200 {
-            try await collection.loadNext()
-            calls += 1
-        }
-        while await collection.hasPrevious, calls < 400 {
-            try await collection.loadPrevious()
-            calls += 1
-        }
+        try await Self.pageToBothEnds(collection)
 
         #expect(await collection.messages == CanonicalOrder.messages(atT + later))
         try await Self.expectContinuityTruthful(cache.messages, server: atT + later)

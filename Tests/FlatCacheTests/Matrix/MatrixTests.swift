@@ -212,7 +212,7 @@ struct MatrixTests {
         try await mina.send(50, "old", in: room, parallel: 8)
         let homeserver = try Synapse.url().absoluteString
         let sync = ["sync", "--homeserver", homeserver, "--access-token", mina.client.accessToken ?? "", "--directory", folder.url.path]
-        let first = try SampleRun(sync)
+        let first = try ToolRun(sync, of: "flatcache-matrix", in: folder.url)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("Busy (\(room)): 50 messages cached\n"))
 
@@ -220,7 +220,7 @@ struct MatrixTests {
         try await mina.send(350, "new", in: room, parallel: 8)
         var last = [String]()  // one after another: the newest page, in time order
         for index in 0..<50 { last.append(try await mina.send("last \(index)", in: room)) }
-        let second = try SampleRun(sync)
+        let second = try ToolRun(sync, of: "flatcache-matrix", in: folder.url)
 
         // Then it says there was a huge gap, and caches the server's newest 50 alone
         #expect(second.status == 0, "\(second.stderr)")
@@ -231,13 +231,13 @@ struct MatrixTests {
         #expect(Set(cached.map(\.eventID)) == Set(last))
         try await offline.close()
         // and 'messages' shows them as the whole cache
-        let shown = try SampleRun(["messages", room, "--limit", "100", "--directory", folder.url.path])
+        let shown = try ToolRun(["messages", room, "--limit", "100", "--directory", folder.url.path], of: "flatcache-matrix", in: folder.url)
         #expect(shown.stdout.contains("the newest 50 of 50 cached messages"), "\(shown.stdout)\(shown.stderr)")
         #expect(!shown.stdout.contains("old "))
         #expect(!shown.stdout.contains("new "))
 
         // and a plain sync after it keeps it so: no old messages come back beside the new ones
-        let third = try SampleRun(sync)
+        let third = try ToolRun(sync, of: "flatcache-matrix", in: folder.url)
         #expect(third.stdout.contains("Busy (\(room)): 50 messages cached\n"), "\(third.stdout)")
         let after = try MatrixCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: .max, readOnly: true))
         #expect(Set(try await after.messages.load(in: room).map(\.eventID)) == Set(last))
@@ -439,31 +439,6 @@ struct MatrixTests {
 
 /// Messages in the order a collection shows them: creation time, then id
 /// (the server's own order is its timeline's, which may differ within a millisecond).
-/// One run of the `flatcache-matrix` sample as a separate program, bounded at 120 s.
-private struct SampleRun {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-
-    init(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = Executables.url("flatcache-matrix")
-        process.arguments = arguments
-        let (out, err) = (Pipe(), Pipe())
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let deadline = DispatchTime.now() + .seconds(120)
-        DispatchQueue.global().asyncAfter(deadline: deadline) { if process.isRunning { process.terminate() } }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        status = process.terminationStatus
-        self.stdout = String(decoding: stdout, as: UTF8.self)
-        self.stderr = String(decoding: stderr, as: UTF8.self)
-    }
-}
-
 private func canonical(_ messages: [MatrixMessage]) -> [MatrixMessage] {
     messages.sorted { ($0.createdAt, $0.eventID) < ($1.createdAt, $1.eventID) }
 }
