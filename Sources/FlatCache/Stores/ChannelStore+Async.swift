@@ -17,6 +17,12 @@ extension ChannelStore {
     /// Makes `channels` the whole cached list (see `replace(with:)`)
     /// in memory and schedules the write.
     ///
+    /// Unlike a message replace, it is written as given: channels another
+    /// `ChatCache` or process saved to the list after it was made and before
+    /// its write are not kept (the synchronous `replace(with:)`, written at
+    /// once, leaves their later saves in place). Use the synchronous call, or
+    /// `writeDelay: .zero`, when another writer shares the folder.
+    ///
     /// - Throws: As `save(_:)`.
     public func replace(with channels: some Sequence<Channel>) async throws(FlatCacheError) {
         try storage.requireWritable(for: tier)
