@@ -70,6 +70,8 @@ actor AccountSync {
         for collection in collections.values { await collection.dispose() }
         await list.dispose()
         for printer in printers { printer.cancel() }
+        // Profiles refreshed in the background are saved before the cache closes: none after.
+        await directory.settled()
     }
 
     private func collection(for roomID: String) async throws -> MessageCollection<MatrixSource> {

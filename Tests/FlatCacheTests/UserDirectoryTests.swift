@@ -158,6 +158,25 @@ import Testing
     }
 }
 
+extension UserDirectoryTests {
+    @Test func settledReturnsOnceABackgroundFetchIsSaved() async throws {
+        // Given a fetch in the background that the source answers only after a while
+        let cache = try ChatCache(directory: folder.url, configuration: Configuration(writeDelay: .seconds(60), sizeLimit: nil))
+        let source = InstantUsers()
+        source.onCall = { _ in Thread.sleep(forTimeInterval: 0.2) }
+        let directory = UserDirectory(users: cache.users, source: source, maxAge: .seconds(3_600), clock: clock.cacheClock)
+        #expect(try await directory.cachedUsers(withIDs: ["ann"]).isEmpty)
+
+        // When the app waits for the directory to settle
+        await directory.settled()
+
+        // Then the fetched user is saved, nothing fetched twice
+        #expect(try await cache.users.load().map(\.userID) == ["ann"])
+        #expect(source.calls(for: "ann") == 1)
+        try await cache.close()
+    }
+}
+
 /// A user source that answers at once, without suspending: every user it
 /// is asked for exists. Counts the calls per id, and runs `onCall` (which
 /// must not block) as each call starts.

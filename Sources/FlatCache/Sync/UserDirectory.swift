@@ -117,6 +117,25 @@ public actor UserDirectory<User: UserRecord> {
         return wanted.compactMap { found[$0] }
     }
 
+    /// Returns once every fetch under way has ended, background ones (a
+    /// refresh, or one started by ``cachedUsers(withIDs:)``) included, and
+    /// what they fetched is saved in the store: call it before closing the
+    /// cache (``ChatCache/close()``) when the process is about to exit, so
+    /// that no save comes after.
+    ///
+    /// ```swift
+    /// await directory.settled()
+    /// try await cache.close()
+    /// ```
+    public func settled() async {
+        var awaited = Set<Task<[RecordKey: User], any Error>>()
+        // Fetches started while it waits are waited for too.
+        while let task = inFlight.values.first(where: { !awaited.contains($0) }) {
+            awaited.insert(task)
+            _ = await task.result
+        }
+    }
+
     // MARK: - Fetching
 
     /// The cached users among `wanted`, and the fetches to wait for the
