@@ -215,13 +215,15 @@ def outbox_record(r):
     queued = Reader(r.bytes())
     e["message"] = message(queued)
     queued.end()
+    if e["message"]["channelURL"] != e["channelURL"]:
+        raise Damaged("the message is in another channel than the line says")
     server = r.bytes()
-    if e["state"] == "sent" and server:
+    if server:
         answer = Reader(server)
         e["serverMessage"] = message(answer)
         answer.end()
-    elif server:
-        raise Damaged("a server message on an entry not sent")
+    elif e["state"] == "sent":
+        raise Damaged("a sent line without the server's message")
     return e
 
 
