@@ -187,6 +187,38 @@ public final class Outbox<Message: MessageRecord>: Sendable {
         }
     }
 
+    // MARK: - What a migration calls
+
+    /// The waiting entries, read on the caller's thread (for a blocking call such as a migration).
+    func waitingEntriesBlocking() throws(FlatCacheError) -> [OutboxEntry<Message>] {
+        try queue.sync { () -> Result<[OutboxEntry<Message>], FlatCacheError> in
+            Result { () throws(FlatCacheError) in
+                try storage.withLock(file) { () throws(FlatCacheError) in try refreshLocked() }
+                return folded.waiting
+            }
+        }.get()
+    }
+
+    /// The lines `entries` would be written as: checked before a migration removes anything.
+    static func lines(of entries: [OutboxEntry<Message>], in storage: RecordStorage) throws(FlatCacheError) -> [Data] {
+        try storage.serialize(entries.map { OutboxRecord($0) })
+    }
+
+    /// Makes `entries` the whole outbox (flushed), on the caller's thread: a migration carrying them over.
+    func restoreBlocking(_ entries: [OutboxEntry<Message>]) throws(FlatCacheError) {
+        guard !entries.isEmpty else { return }
+        try storage.requireWritable()
+        try queue.sync { () -> Result<Void, FlatCacheError> in
+            Result { () throws(FlatCacheError) in
+                try storage.withLock(file) { () throws(FlatCacheError) in
+                    let records = entries.map { OutboxRecord($0) }
+                    _ = try file.write(try storage.serialize(records), synchronized: true)
+                    folded.reset(records, tail: nil)
+                }
+            }
+        }.get()
+    }
+
     // MARK: - The file
 
     /// What a change decided: the entry to return, and the line to write with the event it makes, if any.
