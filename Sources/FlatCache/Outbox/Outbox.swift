@@ -146,9 +146,11 @@ public final class Outbox<Message: MessageRecord>: Sendable {
         return try await confirm(requestID, with: serverMessage)
     }
 
-    /// A stream of every change to the outbox from now on, each once, in
-    /// order: any number of listeners may iterate streams of their own. It
-    /// ends when the listener stops iterating it.
+    /// A stream of every change made through this outbox from now on, each
+    /// once, in order: any number of listeners may iterate streams of their
+    /// own. It ends when the listener stops iterating it. (Another
+    /// ``ChatCache`` on the folder, or another process, has its own events;
+    /// ``entries()`` reads what they wrote.)
     public func events() -> AsyncStream<OutboxEvent<Message>> {
         listeners.add()
     }
