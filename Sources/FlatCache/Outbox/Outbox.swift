@@ -10,8 +10,8 @@ public import Foundation
 /// page), ``confirm(_:)`` matches it to its entry by ``MessageRecord/requestID``.
 ///
 /// ```swift
-/// let entry = try await cache.outbox.send(
-///     ChatMessage(messageID: 0, channelURL: channelURL, createdAt: nowMilliseconds, text: "On my way"))
+/// try await cache.outbox.send(
+///     ChatMessage(messageID: 0, channelURL: channelURL, createdAt: 1_700_000_000_000, text: "On my way"))
 /// let delivery = OutboxDelivery(outbox: cache.outbox, sender: server, store: cache.messages)
 /// await delivery.start()   // sends each channel's entries in order, now and whenever one is queued
 /// ```
