@@ -304,6 +304,8 @@ public final class Outbox<Message: MessageRecord>: Sendable {
         private var order = [String]()
         /// Lines in the file.
         private var lineCount = 0
+        /// Entries still waiting (kept as lines come, not counted per write: a write must not cost a pass over the queue).
+        private var liveCount = 0
         /// The file as last read or written; `nil` when missing.
         private(set) var tail: RecordFile.Tail?
 
@@ -311,6 +313,7 @@ public final class Outbox<Message: MessageRecord>: Sendable {
             last.removeAll()
             order.removeAll()
             lineCount = 0
+            liveCount = 0
             self.tail = tail
             for record in records { apply(record) }
         }
@@ -319,11 +322,12 @@ public final class Outbox<Message: MessageRecord>: Sendable {
             let previous = last.updateValue(record, forKey: record.requestID)
             if previous == nil {
                 order.append(record.requestID)
-            } else if previous?.entry?.isWaiting != true, record.entry?.isWaiting == true {
+            } else if previous?.isLive != true, record.isLive {
                 // Queued again after it left (sent or cancelled): it joins the end of the queue.
                 order.removeAll { $0 == record.requestID }
                 order.append(record.requestID)
             }
+            liveCount += (record.isLive ? 1 : 0) - (previous?.isLive == true ? 1 : 0)
             lineCount += 1
         }
 
@@ -339,16 +343,13 @@ public final class Outbox<Message: MessageRecord>: Sendable {
         var waiting: [OutboxEntry<Message>] { order.compactMap(entry) }
 
         /// No entry waits.
-        var isEmpty: Bool { !order.contains { entry($0) != nil } }
+        var isEmpty: Bool { liveCount == 0 }
 
         /// The last line of each waiting entry, in the order queued: the file, compacted.
-        var liveLines: [OutboxRecord<Message>] { order.compactMap { entry($0) != nil ? last[$0] : nil } }
+        var liveLines: [OutboxRecord<Message>] { order.compactMap { last[$0].flatMap { $0.isLive ? $0 : nil } } }
 
         /// Whether the file is mostly lines an entry's later line superseded.
-        var wantsCompaction: Bool {
-            let live = order.count { entry($0) != nil }
-            return lineCount >= 64 && lineCount > 4 * live
-        }
+        var wantsCompaction: Bool { lineCount >= 64 && lineCount > 4 * liveCount }
     }
 
     /// The streams of ``events()``, by listener.

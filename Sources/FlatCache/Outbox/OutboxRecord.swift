@@ -41,6 +41,9 @@ struct OutboxRecord<Message: MessageRecord>: CacheRecord {
         if let kind { self.kind = kind }
     }
 
+    /// Whether the entry is still in the outbox after this line: not sent, not cancelled.
+    var isLive: Bool { kind != .sent && kind != .cancelled }
+
     /// The entry this line describes; `nil` for a cancelled one, or a sent one whose copy is missing.
     var entry: OutboxEntry<Message>? {
         let state: OutboxEntry<Message>.State
