@@ -388,6 +388,42 @@ struct MatrixTests {
         try await cache.close()
     }
 
+    // MARK: - Sending (the outbox's MatrixSource)
+
+    @Test func aTransactionIDSentTwiceMakesOneEventAndAnswersTheSameEventID() async throws {
+        // Given a room, and a message to send with a request id
+        let mina = try await Synapse.newUser("mina")
+        let bea = try await Synapse.newUser("bea")
+        let room = try await mina.createRoom("Replay", inviting: [bea])
+        let requestID = UUID().uuidString
+        let queued = MatrixMessage(
+            eventID: "", roomID: room, sender: mina.userID, createdAt: Int64(Date().timeIntervalSince1970 * 1_000),
+            msgtype: "m.text", body: "once \(requestID)")
+
+        // When it is sent, sent again with the same request id (an answer lost), and PUT a third time by hand
+        let first = try await mina.source.send(queued, requestID: requestID)
+        let second = try await mina.source.send(queued, requestID: requestID)
+        struct Sent: Decodable { var event_id: String }
+        let raw: Sent = try await mina.client.put(
+            ["rooms", room, "send", "m.room.message", requestID], body: ["msgtype": "m.text", "body": queued.body])
+
+        // Then every answer names the same event, and the room holds it once
+        #expect(!first.eventID.isEmpty)
+        #expect(second == first)
+        #expect(raw.event_id == first.eventID)
+        let server = try await mina.serverMessages(in: room)
+        #expect(server.filter { $0.body == queued.body }.count == 1)
+        // The server's copy is the server's: its time, its sender, and the transaction id as the request id
+        let stored = try #require(server.first { $0.eventID == first.eventID })
+        #expect(first == stored)
+        #expect(first.requestID == requestID)
+        #expect(first.sender == mina.userID)
+        // The transaction id is the sender's to see: another account's /messages does not show it.
+        let seenByBea = try #require(try await bea.serverMessages(in: room).first { $0.eventID == first.eventID })
+        #expect(seenByBea.requestID == nil)
+        #expect(seenByBea.body == queued.body)
+    }
+
     /// Last in the file: it stops the server (the others run before it; the suite is serialized).
     @Test func theServerStoppedMidSyncLeavesTheCacheIntact() async throws {
         let mina = try await Synapse.newUser("mina")
