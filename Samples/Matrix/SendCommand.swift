@@ -74,6 +74,9 @@ struct SendCommand: AsyncParsableCommand {
             } catch let error as MatrixError where Self.meansOffline(error) {
                 print("offline (\(error)): it stays queued; the next 'flatcache-matrix sync' sends it")
                 return
+            } catch {
+                // A refused login (a wrong password, a revoked token): the message is queued all the same.
+                throw ToolError("\(error); the message stays queued: a 'flatcache-matrix sync' that logs in sends it")
             }
         }
         guard let account else { return }
@@ -83,11 +86,11 @@ struct SendCommand: AsyncParsableCommand {
         await sending.stop()
     }
 
-    /// Whether a login failed because the server did not answer (the message stays queued).
+    /// Whether a login failed in a way that may pass (no answer, a server error, a rate limit,
+    /// a soft logout): the message stays queued and the command succeeds.
     private static func meansOffline(_ error: MatrixError) -> Bool {
-        if case .offline = MatrixSource.sendFailure(for: error) { return true }
-        if case .temporary = MatrixSource.sendFailure(for: error) { return true }
-        return false
+        if case .refused = MatrixSource.sendFailure(for: error) { return false }
+        return true
     }
 
     /// The joined room named `name`, or a new private room of that name.
