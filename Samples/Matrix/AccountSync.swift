@@ -77,7 +77,8 @@ actor AccountSync {
     private func collection(for roomID: String) async throws -> MessageCollection<MatrixSource> {
         if let existing = collections[roomID] { return existing }
         let collection = try MessageCollection(
-            channelURL: roomID, store: cache.messages, source: source, pageSize: pageSize, hugeGapThreshold: hugeGap)
+            channelURL: roomID, store: cache.messages, source: source, pageSize: pageSize, hugeGapThreshold: hugeGap,
+            outbox: cache.outbox)
         collections[roomID] = collection
         // The one reader of its events, from before start(): a huge gap is an event of start().
         printers.append(printEvents(of: collection, roomID: roomID))

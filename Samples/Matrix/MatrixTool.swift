@@ -14,9 +14,11 @@ struct MatrixTool: AsyncParsableCommand {
         discussion: """
             'sync' logs in, caches the joined rooms, each room's newest messages (and what was \
             missed since the last sync) and their senders' profiles; with --follow it then keeps \
-            the cache up to date with live events until interrupted. 'rooms' and 'messages' read \
-            the folder only: they work with the server down. The 'flatcache' tool reads the same \
-            folder too ('flatcache info', 'flatcache verify').
+            the cache up to date with live events until interrupted. 'send' queues a message in \
+            the folder's outbox and sends it if the server answers; offline it stays queued, and \
+            the next 'sync' sends it. 'rooms' and 'messages' read the folder only: they work with \
+            the server down. The 'flatcache' tool reads the same folder too ('flatcache info', \
+            'flatcache verify').
             """,
         subcommands: [SyncCommand.self, RoomsCommand.self, MessagesCommand.self, SendCommand.self])
 }
@@ -51,6 +53,9 @@ struct LoginOptions: ParsableArguments {
     @Option(name: .long, help: "An access token instead of a user and password (or set FLATCACHE_MATRIX_TOKEN).")
     var accessToken: String?
 
+    /// The user id given as `--user @name:server`; `nil` for a localpart or a token.
+    var userID: String? { user.flatMap { $0.hasPrefix("@") && $0.contains(":") ? $0 : nil } }
+
     private var environment: [String: String] { ProcessInfo.processInfo.environment }
     private var givenPassword: String? { password ?? environment["FLATCACHE_MATRIX_PASSWORD"] }
     private var givenToken: String? { accessToken ?? environment["FLATCACHE_MATRIX_TOKEN"] }
@@ -84,6 +89,18 @@ enum Format {
         let date = Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
         return date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false)
             .timeSeparator(.colon).dateTimeSeparator(.space))
+    }
+
+    /// A line for an outbox entry: queued time, sender, text, and its state.
+    static func line(_ entry: OutboxEntry<MatrixMessage>, names: [String: String]) -> String {
+        let sender = entry.message.sender.isEmpty ? "you" : names[entry.message.sender] ?? entry.message.sender
+        let state = switch entry.state {
+        case .pending: "queued"
+        case .sending: "sending"
+        case .failed(let reason, _): "failed: \(reason)"
+        case .sent(let id): "sent \(id)"
+        }
+        return "\(time(entry.queuedAt))  \(sender): \(entry.message.body)  (\(state))"
     }
 
     /// A line for a message: time, sender, text.

@@ -3,10 +3,12 @@ import FlatCache
 import FlatCacheMatrix
 import Foundation
 
-/// `flatcache-matrix messages ROOM`: a room's newest cached messages, offline.
+/// `flatcache-matrix messages ROOM`: a room's newest cached messages, then
+/// the messages its outbox still holds (queued, sending, failed), offline.
 struct MessagesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "messages", abstract: "Show a room's newest cached messages, oldest first (offline).")
+        commandName: "messages",
+        abstract: "Show a room's newest cached messages, oldest first, then its unsent ones (offline).")
 
     @Argument(help: "The room: its id (!…:server) or its cached name.")
     var room: String
@@ -23,13 +25,24 @@ struct MessagesCommand: AsyncParsableCommand {
     func run() async throws {
         let cache = try folder.openForReading()
         let rooms = try await cache.channels.load()
+        let names = try await cache.users.load().reduce(into: [String: String]()) { $0[$1.userID] = $1.nickname }
         guard let found = rooms.first(where: { $0.roomID == room }) ?? rooms.first(where: { $0.name == room }) else {
-            throw ToolError("no cached room has the id or name '\(room)'; 'flatcache-matrix rooms' lists them.")
+            // A room id never synced may still have messages queued for it.
+            let unsent = try await cache.outbox.entries(in: room)
+            guard !unsent.isEmpty else {
+                throw ToolError("no cached room has the id or name '\(room)'; 'flatcache-matrix rooms' lists them.")
+            }
+            print("\(room): not cached yet; \(unsent.count) unsent")
+            for entry in unsent { print(Format.line(entry, names: names)) }
+            return
         }
         let messages = try await cache.messages.loadLatest(in: found.roomID, limit: limit)
-        let names = try await cache.users.load().reduce(into: [String: String]()) { $0[$1.userID] = $1.nickname }
         let total = try await cache.messages.load(in: found.roomID).count
-        print("\(found.name) (\(found.roomID)): the newest \(messages.count) of \(total) cached messages")
+        let unsent = try await cache.outbox.entries(in: found.roomID)
+        let note = unsent.isEmpty ? "" : ", then \(unsent.count) unsent"
+        print("\(found.name) (\(found.roomID)): the newest \(messages.count) of \(total) cached messages\(note)")
         for message in messages { print(Format.line(message, names: names)) }
+        // After the newest message, in the order they are sent.
+        for entry in unsent { print(Format.line(entry, names: names)) }
     }
 }

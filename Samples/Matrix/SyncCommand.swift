@@ -14,6 +14,9 @@ struct SyncCommand: AsyncParsableCommand {
             More than --huge-gap missed is a huge gap: the room's newest page then replaces \
             everything cached for the room (older messages are dropped, not kept beside it), and \
             the room's line says so. A sync token too old to patch with replaces it the same way. \
+            Messages queued by 'send' are sent first, in order per room, each exactly once (the \
+            outbox's request id is the transaction id); a plain sync waits --send-wait seconds at \
+            most for them, --follow keeps sending until interrupted. \
             Give a password (--password, or FLATCACHE_MATRIX_PASSWORD) or an access token \
             (--access-token, or FLATCACHE_MATRIX_TOKEN). A password login creates a device named \
             flatcache-matrix.
@@ -35,25 +38,35 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "After syncing, keep the cache up to date with live events until interrupted (Ctrl-C).")
     var follow = false
 
+    @Option(name: .customLong("send-wait"), help: "How long a plain sync waits for queued messages to be sent, in seconds.")
+    var sendWait = 30
+
     func validate() throws {
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more, not \(pageSize).") }
         guard history >= 0 else { throw ValidationError("--history must be 0 or more, not \(history).") }
         guard hugeGap >= 0 else { throw ValidationError("--huge-gap must be 0 or more, not \(hugeGap).") }
+        guard sendWait >= 0 else { throw ValidationError("--send-wait must be 0 or more, not \(sendWait).") }
     }
 
     func run() async throws {
         let account = try await login.account()
         let cache = try MatrixCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 10_000))
-        let sync = try AccountSync(
-            cache: cache, source: MatrixSource(client: account.client), pageSize: pageSize, history: history, hugeGap: hugeGap)
+        let source = MatrixSource(client: account.client)
+        let sync = try AccountSync(cache: cache, source: source, pageSize: pageSize, history: history, hugeGap: hugeGap)
+        // What 'send' queued goes out while the rooms sync; the collections show it confirmed.
+        let sending = OutboxSending(cache: cache, source: source)
+        await sending.start()
         do {
             try await sync.syncOnce()
+            await sending.waitUntilSent(within: .seconds(sendWait))
             if follow { try await sync.follow() }
         } catch {
+            await sending.stop()
             await sync.stop()
             try await cache.close()
             throw error
         }
+        await sending.stop()
         await sync.stop()
         try await cache.close()
         print("cache closed: \(folder.directory)")

@@ -23,6 +23,12 @@ public struct MatrixEvent: Decodable, Sendable {
     public var isRedacted: Bool
     /// The newest edit the server bundled with the event (`unsigned.m.relations.m.replace`).
     public var replacement: Replacement?
+    /// The transaction id the event was sent with (`unsigned.transaction_id`):
+    /// the server says it only to the access token (the device) that sent
+    /// the event, in `/sync`, `/messages` and `/event` alike. FlatCache sends
+    /// an outbox entry's request id as the transaction id, so this matches the
+    /// echo of a message sent through ``MatrixSource/send(_:requestID:)``.
+    public var transactionID: String?
 
     /// The content fields the adapter reads.
     public struct Content: Decodable, Sendable {
@@ -117,6 +123,7 @@ public struct MatrixEvent: Decodable, Sendable {
     private struct Unsigned: Decodable {
         var redactedBecause: Bool
         var relations: Relations?
+        var transactionID: String?
 
         struct Relations: Decodable {
             var replace: Replacement?
@@ -126,12 +133,14 @@ public struct MatrixEvent: Decodable, Sendable {
         enum CodingKeys: String, CodingKey {
             case redactedBecause = "redacted_because"
             case relations = "m.relations"
+            case transactionID = "transaction_id"
         }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             redactedBecause = container.contains(.redactedBecause)
             relations = container.lenient(Relations.self, .relations)
+            transactionID = container.lenient(String.self, .transactionID).flatMap { $0.isEmpty ? nil : $0 }
         }
     }
 
@@ -147,6 +156,7 @@ public struct MatrixEvent: Decodable, Sendable {
         let unsigned = container.lenient(Unsigned.self, .unsigned)
         isRedacted = unsigned?.redactedBecause ?? false
         replacement = unsigned?.relations?.replace
+        transactionID = unsigned?.transactionID
         redacts = container.lenient(String.self, .redacts) ?? content.redacts
     }
 
@@ -165,12 +175,12 @@ public struct MatrixEvent: Decodable, Sendable {
     }
 
     /// The message this event is, in `roomID`, with its newest bundled edit
-    /// applied; `nil` unless ``isShownMessage``.
+    /// applied and its ``transactionID`` as the request id; `nil` unless ``isShownMessage``.
     public func message(in roomID: String) -> MatrixMessage? {
         guard isShownMessage else { return nil }
         var message = MatrixMessage(
             eventID: eventID, roomID: self.roomID ?? roomID, sender: sender, createdAt: originServerTS,
-            msgtype: content.msgtype ?? "", body: content.body ?? "")
+            msgtype: content.msgtype ?? "", body: content.body ?? "", requestID: transactionID)
         if let edit = replacement, let newContent = edit.content?.newContent {
             message.apply(editBody: newContent.body, msgtype: newContent.msgtype, at: edit.originServerTS ?? originServerTS)
         }

@@ -3,7 +3,9 @@ public import FlatCache
 /// A Matrix room message as FlatCache keeps it: an `m.room.message` event,
 /// with its newest edit applied. Its id is the event id (a `String`); its
 /// channel is the room. Stored as compact JSON with sorted keys
-/// (``FlatCache/JSONCacheRecord``).
+/// (``FlatCache/JSONCacheRecord``); a message with no ``requestID`` has no
+/// `requestID` key, so its bytes are the ones made before the field existed,
+/// and those bytes read as a message without one.
 ///
 /// ```swift
 /// let message = MatrixMessage(eventID: "$abc", roomID: "!room:example.org", sender: "@mina:example.org",
@@ -24,11 +26,16 @@ public struct MatrixMessage: MessageRecord, JSONCacheRecord, Hashable {
     public var msgtype: String
     /// The text (an image's file name, for media), after the newest edit.
     public var body: String
+    /// The transaction id the message was sent with (`unsigned.transaction_id`),
+    /// which is the request id of the outbox entry that sent it; the server
+    /// tells it only to the access token that sent the message, so `nil` for
+    /// other senders' messages (and for messages read with another token).
+    public var requestID: String?
 
     /// A message with these fields.
     public init(
         eventID: String, roomID: String, sender: String, createdAt: Int64, editedAt: Int64 = 0,
-        msgtype: String, body: String
+        msgtype: String, body: String, requestID: String? = nil
     ) {
         self.eventID = eventID
         self.roomID = roomID
@@ -37,6 +44,7 @@ public struct MatrixMessage: MessageRecord, JSONCacheRecord, Hashable {
         self.editedAt = editedAt
         self.msgtype = msgtype
         self.body = body
+        self.requestID = requestID
     }
 
     /// The event id.

@@ -98,3 +98,9 @@ struct WhoAmIResponse: Decodable, Sendable {
 
 /// An answer whose fields are not read (`PUT` of a profile field).
 struct EmptyResponse: Decodable, Sendable {}
+
+/// `PUT /rooms/{roomId}/send/{eventType}/{txnId}`.
+struct SendResponse: Decodable, Sendable {
+    var eventID: String
+    enum CodingKeys: String, CodingKey { case eventID = "event_id" }
+}

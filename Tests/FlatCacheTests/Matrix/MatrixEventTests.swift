@@ -46,6 +46,40 @@ import Testing
         #expect(message.isEdited)
     }
 
+    @Test func theTransactionIDIsTheMessagesRequestID() throws {
+        // Synapse adds unsigned.transaction_id to the events the reading access token sent.
+        let own = try event("""
+            {"event_id":"$m1","type":"m.room.message","sender":"@mina:example.org","origin_server_ts":1700000000000,
+             "content":{"msgtype":"m.text","body":"Hello"},"unsigned":{"age":12,"transaction_id":"8F3A-req"}}
+            """)
+        #expect(own.transactionID == "8F3A-req")
+        #expect(own.message(in: Self.room)?.requestID == "8F3A-req")
+        // Another sender's message, an empty id or one of another type has none.
+        for unsigned in [#"{"age":12}"#, #"{"transaction_id":""}"#, #"{"transaction_id":42}"#] {
+            let other = try event("""
+                {"event_id":"$m2","type":"m.room.message","sender":"@bea:example.org","origin_server_ts":1700000000000,
+                 "content":{"msgtype":"m.text","body":"Hi"},"unsigned":\(unsigned)}
+                """)
+            #expect(other.transactionID == nil)
+            #expect(other.message(in: Self.room)?.requestID == nil)
+            #expect(other.message(in: Self.room) != nil)
+        }
+    }
+
+    @Test func anEditedOwnMessageKeepsItsRequestID() throws {
+        let event = try event("""
+            {"event_id":"$m1","type":"m.room.message","sender":"@mina:example.org","origin_server_ts":1700000000000,
+             "content":{"msgtype":"m.text","body":"Helo"},
+             "unsigned":{"transaction_id":"req-1","m.relations":{"m.replace":{
+               "event_id":"$e1","type":"m.room.message","sender":"@mina:example.org","origin_server_ts":1700000060000,
+               "content":{"msgtype":"m.text","body":"* Hello","m.new_content":{"msgtype":"m.text","body":"Hello"},
+                          "m.relates_to":{"rel_type":"m.replace","event_id":"$m1"}}}}}}
+            """)
+        let message = try #require(event.message(in: Self.room))
+        #expect(message.body == "Hello")
+        #expect(message.requestID == "req-1")
+    }
+
     @Test func anEditEventNamesTheEditedEventAndIsNoMessage() throws {
         let event = try event("""
             {"event_id":"$e1","type":"m.room.message","sender":"@mina:example.org","origin_server_ts":1700000060000,
@@ -126,6 +160,26 @@ import Testing
         var other = Self.message
         other.body = "Hello"
         #expect(try other.serialize() != data)
+    }
+
+    @Test func aMessageWithoutARequestIDHasTheBytesItHadBeforeTheField() throws {
+        // These bytes were made before MatrixMessage had a requestID: they read, and are made, the same.
+        let old = #"{"body":"Grüße / \"quoted\" ✓","createdAt":1700000000000,"editedAt":1700000060000,"eventID":"$m1","#
+            + #""msgtype":"m.text","roomID":"!room:example.org","sender":"@mina:example.org"}"#
+        #expect(try MatrixMessage(serializedData: Data(old.utf8)) == Self.message)
+        #expect(Self.message.requestID == nil)
+        #expect(String(decoding: try Self.message.serialize(), as: UTF8.self) == old)
+    }
+
+    @Test func aMessageWithARequestIDKeepsItInItsBytes() throws {
+        var message = Self.message
+        message.requestID = "req-1"
+        let data = try message.serialize()
+        #expect(String(decoding: data, as: UTF8.self).contains(#""requestID":"req-1""#))
+        let read = try MatrixMessage(serializedData: data)
+        #expect(read == message)
+        #expect(read.requestID == "req-1")
+        #expect(data != (try Self.message.serialize()))
     }
 
     @Test(arguments: [nil, message])

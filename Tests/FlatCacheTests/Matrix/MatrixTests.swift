@@ -388,6 +388,177 @@ struct MatrixTests {
         try await cache.close()
     }
 
+    // MARK: - Sending (the outbox's MatrixSource)
+
+    @Test func aTransactionIDSentTwiceMakesOneEventAndAnswersTheSameEventID() async throws {
+        // Given a room, and a message to send with a request id
+        let mina = try await Synapse.newUser("mina")
+        let bea = try await Synapse.newUser("bea")
+        let room = try await mina.createRoom("Replay", inviting: [bea])
+        let requestID = UUID().uuidString
+        let queued = MatrixMessage(
+            eventID: "", roomID: room, sender: mina.userID, createdAt: Int64(Date().timeIntervalSince1970 * 1_000),
+            msgtype: "m.text", body: "once \(requestID)")
+
+        // When it is sent, sent again with the same request id (an answer lost), and PUT a third time by hand
+        let first = try await mina.source.send(queued, requestID: requestID)
+        let second = try await mina.source.send(queued, requestID: requestID)
+        struct Sent: Decodable { var event_id: String }
+        let raw: Sent = try await mina.client.put(
+            ["rooms", room, "send", "m.room.message", requestID], body: ["msgtype": "m.text", "body": queued.body])
+
+        // Then every answer names the same event, and the room holds it once
+        #expect(!first.eventID.isEmpty)
+        #expect(second == first)
+        #expect(raw.event_id == first.eventID)
+        let server = try await mina.serverMessages(in: room)
+        #expect(server.filter { $0.body == queued.body }.count == 1)
+        // The server's copy is the server's: its time, its sender, and the transaction id as the request id
+        let stored = try #require(server.first { $0.eventID == first.eventID })
+        #expect(first == stored)
+        #expect(first.requestID == requestID)
+        #expect(first.sender == mina.userID)
+        // The transaction id is the sender's to see: another account's /messages does not show it.
+        let seenByBea = try #require(try await bea.serverMessages(in: room).first { $0.eventID == first.eventID })
+        #expect(seenByBea.requestID == nil)
+        #expect(seenByBea.body == queued.body)
+    }
+
+    @Test func aMessageQueuedWhileTheServerIsStoppedIsSentOnceByTheNextSyncInANewProcess() async throws {
+        // Given a room the sample's sync cached
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Offline")
+        try await mina.send("before", in: room)
+        let token = mina.client.accessToken ?? ""
+        let body = "written offline \(UUID().uuidString.prefix(8))"
+        func tool(_ arguments: [String]) throws -> ToolRun {
+            try ToolRun(arguments + ["--directory", folder.url.path], of: "flatcache-matrix", in: folder.url)
+        }
+        let first = try tool(["sync", "--homeserver", try Synapse.url().absoluteString, "--access-token", token])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+
+        // When the server stops, and a process queues a message and exits
+        let stoppedAt = try Synapse.url().absoluteString
+        try Synapse.script("stop")
+        let moved: TestUser
+        do {
+            let send = try tool(["send", body, "--room", room, "--homeserver", stoppedAt, "--access-token", token])
+            #expect(send.status == 0, "\(send.stdout)\(send.stderr)")
+            #expect(send.stdout.contains("queued "), "\(send.stdout)")
+            #expect(send.stdout.contains("stays queued"), "\(send.stdout)")
+            // it is shown queued after the newest message, offline
+            let shown = try tool(["messages", room])
+            let lines = shown.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.last?.hasSuffix("\(body)  (queued)") == true, "\(shown.stdout)\(shown.stderr)")
+            #expect(lines.dropLast().last?.hasSuffix("before") == true, "\(shown.stdout)")
+        } catch {
+            _ = try? Synapse.script("start")
+            throw error
+        }
+        // and the server starts again (on another port), and a new process syncs
+        moved = try mina.reconnected(to: try { try Synapse.script("start"); return try Synapse.url() }())
+        let second = try tool(["sync", "--homeserver", moved.client.homeserver.absoluteString, "--access-token", token])
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        #expect(second.stdout.contains("sent $"), "\(second.stdout)")
+        let third = try tool(["sync", "--homeserver", moved.client.homeserver.absoluteString, "--access-token", token])
+        #expect(third.status == 0, "\(third.stdout)\(third.stderr)")
+
+        // Then the room holds it exactly once
+        let server = try await moved.serverMessages(in: room)
+        let delivered = server.filter { $0.body == body }
+        #expect(delivered.count == 1, "\(server.map(\.body))")
+        // and a collection on the folder, in this process, shows it once and nothing pending
+        let cache = try openCache()
+        #expect(try await cache.outbox.entries().isEmpty)
+        let collection = try MessageCollection(
+            channelURL: room, store: cache.messages, source: WithoutLiveEvents(moved.source), outbox: cache.outbox)
+        try await collection.start()
+        #expect(await collection.messages.filter { $0.body == body }.map(\.eventID) == delivered.map(\.eventID))
+        #expect(await collection.pending.isEmpty)
+        await collection.dispose()
+        try await cache.close()
+        let shown = try tool(["messages", room])
+        #expect(shown.stdout.components(separatedBy: body).count == 2, "\(shown.stdout)")
+        #expect(!shown.stdout.contains("(queued)"))
+    }
+
+    @Test func theLiveEchoConfirmsAnOutboxEntryAndTheCollectionShowsItOnce() async throws {
+        // Given a collection with the outbox, following live events
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Echo")
+        try await mina.send("before", in: room)
+        let cache = try openCache()
+        let collection = try MessageCollection(channelURL: room, store: cache.messages, source: mina.source, outbox: cache.outbox)
+        let events = EventLog(collection.events)
+        try await collection.start()
+
+        // When a message is queued, and sent outside the outbox's loop (its answer never reaches the outbox)
+        let body = "echo \(UUID().uuidString.prefix(8))"
+        let entry = try await cache.outbox.send(MatrixMessage(
+            eventID: "", roomID: room, sender: mina.userID, createdAt: Int64(Date().timeIntervalSince1970 * 1_000),
+            msgtype: "m.text", body: body))
+        _ = try await events.first(within: 10) { if case .outboxAdded(let added) = $0, added.requestID == entry.requestID { added } else { nil } }
+        #expect(await collection.pending.map(\.requestID) == [entry.requestID])
+        let sent = try await mina.source.send(entry.message, requestID: entry.requestID)
+
+        // Then the echo through /sync (unsigned.transaction_id) confirms the entry
+        let confirmed = try await events.first(within: 20) { event -> MatrixMessage? in
+            if case .outboxConfirmed(let confirmed, let message) = event, confirmed.requestID == entry.requestID { message } else { nil }
+        }
+        #expect(confirmed.eventID == sent.eventID)
+        #expect(confirmed.requestID == entry.requestID)
+        // and the collection shows it once, as a message, nothing pending
+        for _ in 0..<100 where await !collection.pending.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(await collection.pending.isEmpty)
+        #expect(await collection.messages.filter { $0.body == body }.map(\.eventID) == [sent.eventID])
+        #expect(try await cache.outbox.entries().isEmpty)
+        // and a delivery started afterwards finds nothing to send: the room holds it once
+        let delivery = OutboxDelivery(outbox: cache.outbox, sender: mina.source, store: cache.messages)
+        await delivery.start()
+        #expect(await deliveredAll(by: delivery, within: .seconds(30)))
+        await delivery.stop()
+        #expect(try await mina.serverMessages(in: room).filter { $0.body == body }.count == 1)
+        #expect(await collection.messages.filter { $0.body == body }.count == 1)
+        await collection.dispose()
+        try await cache.close()
+    }
+
+    @Test func anAnswerLostAfterTheServerAcceptedIsRetriedWithoutASecondEvent() async throws {
+        // Given a collection with the outbox, without live events (only the send's answer can confirm)
+        let mina = try await Synapse.newUser("mina")
+        let room = try await mina.createRoom("Lost")
+        let cache = try openCache()
+        let collection = try MessageCollection(
+            channelURL: room, store: cache.messages, source: WithoutLiveEvents(mina.source), outbox: cache.outbox)
+        try await collection.start()
+
+        // When the first send reaches the server but its answer is lost
+        let sender = LosesAnswers(mina.source, count: 1)
+        let delivery = OutboxDelivery(
+            outbox: cache.outbox, sender: sender, store: cache.messages,
+            retry: SendRetryPolicy(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(500)))
+        let body = "lost answer \(UUID().uuidString.prefix(8))"
+        let entry = try await cache.outbox.send(MatrixMessage(
+            eventID: "", roomID: room, sender: mina.userID, createdAt: Int64(Date().timeIntervalSince1970 * 1_000),
+            msgtype: "m.text", body: body))
+        await delivery.start()
+        #expect(await deliveredAll(by: delivery, within: .seconds(30)))
+        await delivery.stop()
+
+        // Then it was sent twice with one transaction id, and the room holds one event
+        #expect(sender.calls == 2)
+        let server = try await mina.serverMessages(in: room).filter { $0.body == body }
+        #expect(server.count == 1)
+        #expect(server.first?.requestID == entry.requestID)
+        #expect(try await cache.outbox.entries().isEmpty)
+        for _ in 0..<100 where await !collection.pending.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(await collection.pending.isEmpty)
+        #expect(await collection.messages.filter { $0.body == body }.map(\.eventID) == server.map(\.eventID))
+        #expect(try await cache.messages.load(in: room).filter { $0.body == body }.count == 1)
+        await collection.dispose()
+        try await cache.close()
+    }
+
     /// Last in the file: it stops the server (the others run before it; the suite is serialized).
     @Test func theServerStoppedMidSyncLeavesTheCacheIntact() async throws {
         let mina = try await Synapse.newUser("mina")

@@ -67,3 +67,45 @@ final class StopsServer: MessageSource, @unchecked Sendable {
 
     func liveEvents() async -> AsyncStream<LiveEvent<MatrixMessage>> { AsyncStream { $0.finish() } }
 }
+
+/// A Matrix account whose first `count` sends reach the server, but whose
+/// answers are lost on the way back: the send throws `SendFailure.offline`.
+final class LosesAnswers: MessageSender, @unchecked Sendable {
+    private let source: MatrixSource
+    private let lock = NSLock()
+    private var toLose: Int
+    private var sends = 0
+
+    init(_ source: MatrixSource, count: Int) {
+        self.source = source
+        toLose = count
+    }
+
+    /// How many sends were made.
+    var calls: Int { lock.withLock { sends } }
+
+    func send(_ message: MatrixMessage, requestID: String) async throws -> MatrixMessage {
+        let copy = try await source.send(message, requestID: requestID)
+        let lose = lock.withLock {
+            sends += 1
+            defer { toLose -= 1 }
+            return toLose > 0
+        }
+        if lose { throw SendFailure.offline("the answer was lost (LosesAnswers)") }
+        return copy
+    }
+}
+
+/// Whether `delivery` sent everything within `limit` (the wait is cancelled at the limit).
+func deliveredAll<Sender: MessageSender>(by delivery: OutboxDelivery<Sender>, within limit: Duration) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask { (try? await delivery.waitUntilSent()) != nil }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return false
+        }
+        let first = await group.next() ?? false
+        group.cancelAll()
+        return first
+    }
+}
