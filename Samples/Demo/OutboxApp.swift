@@ -23,7 +23,7 @@ struct OutboxApp: AsyncParsableCommand {
         for (requestID, message) in OutboxSeed.typedOffline {
             let entry = try await cache.outbox.send(message, requestID: requestID)
             print("queued \(entry.requestID)")
-            fflush(stdout)  // a pipe is fully buffered: the story must see each line now
+            fflush(nil)  // every stream: a pipe is fully buffered, and the story must see each line now
         }
         try await Task.sleep(for: .seconds(60))
         throw ExitCode(1)

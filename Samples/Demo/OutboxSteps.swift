@@ -40,11 +40,11 @@ struct OutboxSteps {
         StoryLines.say("call", "ChatCache(directory:), then outbox.entries()")
         let entries = try await cache.outbox.entries()
         let typed = OutboxSeed.typedOffline
-        let pending = entries.allSatisfy { if case .pending = $0.state { true } else { false } }
+        let pending = entries.allSatisfy { if case .pending = $0.state { true } else { false } }  // the app sent none
         try check(
             entries.map(\.requestID) == typed.map(\.requestID) && entries.map(\.message) == typed.map(\.message) && pending,
             "the outbox holds \(entries.map(StoryLines.entry)), not the three typed, pending, in order")
-        StoryLines.say("outbox", "\(StoryLines.count(entries.count, "entry")), in the order typed:")
+        StoryLines.say("outbox", "\(entries.count) \(entries.count == 1 ? "entry" : "entries"), in the order typed:")
         for entry in entries { StoryLines.say("", StoryLines.entry(entry)) }
         let bad = try cache.verify().filter { !$0.isValid }
         try check(bad.isEmpty, "verify() found bad files: \(bad.map(\.path))")
@@ -61,7 +61,7 @@ struct OutboxSteps {
         await delivery.start()
         try await transcript.expect(
             .outbox, "sending ana-1", "confirmed ana-1", "sending ana-2", "confirmed ana-2", "sending ana-3", "confirmed ana-3")
-        await delivery.waitUntilSent()
+        try await delivery.waitUntilSent()
         let served = await server.messages(in: StorySeed.general)
         try check(
             served.map(\.requestID) == OutboxSeed.typedOffline.map(\.requestID)
@@ -82,7 +82,7 @@ struct OutboxSteps {
         try await transcript.expect(
             .outbox, "queued \(requestID)", "sending \(requestID)", "pending \(requestID)", "sending \(requestID)",
             "confirmed \(requestID)")
-        await delivery.waitUntilSent()
+        try await delivery.waitUntilSent()
         let copies = await served(requestID)
         try check(copies.count == 1, "the server holds \(requestID) \(copies.count) times: \(copies.map(StoryLines.served))")
         let total = await generalCount()
@@ -109,10 +109,10 @@ struct OutboxSteps {
             (names.firstIndex(of: "failed \(refused)") ?? .max) < (names.firstIndex(of: "sending \(after)") ?? -1),
             "\(after) was sent before \(refused) had failed")
         StoryLines.say("check", "\(after) was sent only after \(refused) had failed: one at a time, in order")
-        await delivery.waitUntilSent()
+        try await delivery.waitUntilSent()
         let entries = try await cache.outbox.entries()
         try check(
-            entries.map(\.requestID) == [refused] && { if case .failed = entries[0].state { true } else { false } }(),
+            entries.map(\.requestID) == [refused] && entries[0].isFailed,
             "the outbox holds \(entries.map(StoryLines.entry)), not \(refused) failed")
         StoryLines.say("outbox", StoryLines.entry(entries[0]))
         let (refusedCopies, afterCopies) = (await served(refused), await served(after))
@@ -131,7 +131,7 @@ struct OutboxSteps {
         StoryLines.say("call", "outbox.retry(\"\(requestID)\", with: the message edited to \(StoryLines.quoted(edited)))")
         try await cache.outbox.retry(requestID, with: edited)
         try await transcript.expect(.outbox, "pending \(requestID)", "sending \(requestID)", "confirmed \(requestID)")
-        await delivery.waitUntilSent()
+        try await delivery.waitUntilSent()
         let copies = await served(requestID)
         try check(
             copies.count == 1 && copies[0].text == OutboxSeed.editedText,
@@ -180,7 +180,7 @@ struct OutboxSteps {
         let served = await server.messages(in: StorySeed.general)
         let cached = try await cache.messages.load(in: StorySeed.general)
         try check(cached == served, "the cache holds \(cached.map(StoryLines.served)), not the server's \(served.map(StoryLines.served))")
-        let waiting = try await cache.outbox.entries().filter { if case .failed = $0.state { false } else { true } }
+        let waiting = try await cache.outbox.entries().filter { !$0.isFailed }
         try check(waiting.isEmpty, "the outbox still holds \(waiting.map(StoryLines.entry))")
         let failed = try await cache.outbox.entries().count
         StoryLines.say(

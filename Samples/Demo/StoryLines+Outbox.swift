@@ -12,7 +12,7 @@ extension StoryLines {
             case .pending:
                 ("pending \(entry.requestID)", "pending \(entry.requestID) again"
                     + (entry.lastFailure.map { " after attempt \(entry.attempts) failed (\($0))" } ?? ""))
-            case .sending: ("sending \(entry.requestID)", "sending \(entry.requestID), attempt \(entry.attempts + 1)")
+            case .sending: ("sending \(entry.requestID)", "sending \(entry.requestID), attempt \(entry.attempts)")
             case .failed(let reason, let attempts):
                 ("failed \(entry.requestID)", "failed \(entry.requestID) for good after \(count(attempts, "attempt")): \(reason)")
             case .sent(let serverID): ("sent \(entry.requestID)", "sent \(entry.requestID) as #\(serverID)")
