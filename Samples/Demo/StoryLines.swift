@@ -30,7 +30,24 @@ enum StoryLines {
         case .channelDeleted: ("channelDeleted", "channelDeleted: its messages are gone")
         case .hugeGap: ("hugeGap", "hugeGap: too many messages missing; the newest page replaces the view and the cache")
         case .failed(let error): ("failed", "failed: \(error)")
+        case .outboxAdded(let entry): ("outboxAdded", "outboxAdded \(outboxEntry(entry))")
+        case .outboxChanged(let entry): ("outboxChanged", "outboxChanged \(outboxEntry(entry))")
+        case .outboxConfirmed(let entry, let copy):
+            ("outboxConfirmed", "outboxConfirmed \(entry.requestID) as #\(copy.messageID)")
+        case .outboxCancelled(let entry): ("outboxCancelled", "outboxCancelled \(entry.requestID)")
         }
+    }
+
+    /// An outbox entry: its request id, text and state.
+    static func outboxEntry(_ entry: OutboxEntry<ChatMessage>) -> String {
+        let state =
+            switch entry.state {
+            case .pending: entry.lastFailure.map { "pending (\($0))" } ?? "pending"
+            case .sending: "sending"
+            case .failed(let reason, let attempts): "failed after \(count(attempts, "attempt")): \(reason)"
+            case .sent(let id): "sent as #\(id)"
+            }
+        return "\(entry.requestID) \"\(entry.message.text)\" \(state)"
     }
 
     /// A channel list's event: its case's name and a line.

@@ -145,7 +145,8 @@ actor AccountSync {
             print("\(roomID)  left: its cached messages are gone")
         case .failed(let error):
             print("\(roomID)  failed: \(error)")
-        case .cachedPage, .replaced, .prepended, .appended, .channelUpdated:
+        case .cachedPage, .replaced, .prepended, .appended, .channelUpdated, .outboxAdded, .outboxChanged, .outboxConfirmed,
+            .outboxCancelled:
             break
         }
     }

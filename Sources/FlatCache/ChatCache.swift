@@ -31,6 +31,9 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     public let channels: ChannelStore<Channel>
     /// The users.
     public let users: UserStore<User>
+    /// The messages the user wrote that have not reached the server yet
+    /// (see ``Outbox``; an ``OutboxDelivery`` sends them).
+    public let outbox: Outbox<Message>
     /// What seeding from ``Configuration/preloadedBundle`` did when the cache
     /// opened; `nil` without a bundle, or when the cache is read-only (it
     /// seeds nothing).
@@ -94,6 +97,7 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         messages = MessageStore(engine: engine, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
         channels = ChannelStore(engine: engine, layout: layout)
         users = UserStore(engine: engine, layout: layout)
+        outbox = Outbox(storage: storage, file: layout.outboxFile, clock: configuration.clock)
         try Self.checkRecordTypes(layout, storage: storage, engine: engine, configuration: configuration, directory: directory)
         policy.open()
         if let bundle = configuration.preloadedBundle, writable {
@@ -142,8 +146,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         }
     }
 
-    /// Removes every cached channel, message and user, and the quarantine
-    /// folder: what an app does when its user logs out. The folder stays a cache.
+    /// Removes every cached channel, message and user, the outbox (messages
+    /// not sent yet), and the quarantine folder: what an app does when its user logs out. The folder stays a cache.
     ///
     /// Waits for calls in progress to finish and holds off new ones until done.
     /// - important: Requires disk I/O.
@@ -165,6 +169,7 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         try layout.channelsFile.remove()
         try layout.usersFile.remove()
         try layout.usageFile.remove()
+        try layout.outboxFile.remove()
         try FileSystem.removeFile(at: layout.preloadedPath)
         engine.policy.usage.forget(engine.policy.usage.all.keys)
         try FileSystem.removeItem(at: layout.messagesDirectory)

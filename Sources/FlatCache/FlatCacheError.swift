@@ -61,6 +61,13 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
     /// A call on a ``MessageCollection`` or ``ChannelListCollection`` after
     /// its `dispose()`, or cut short by it.
     case collectionDisposed
+    /// No entry of the ``Outbox`` has this request id: it was sent, cancelled, or never queued.
+    case outboxEntryNotFound(requestID: String)
+    /// The ``Outbox`` entry is being sent: it cannot be cancelled or edited
+    /// now, as the server may already have it. Try again once its send ends.
+    case outboxEntrySending(requestID: String)
+    /// A request id was the empty string.
+    case emptyRequestID
 
     /// The file operations FlatCache performs, named in ``FlatCacheError/fileSystem(_:path:code:)``.
     public enum FileOperation: String, Sendable {
@@ -117,6 +124,12 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
             "The source failed to \(operation); the cache is intact: \(sentence(underlying))"
         case .collectionDisposed:
             "The collection was disposed; create a new one."
+        case .outboxEntryNotFound(let requestID):
+            "No outbox entry has the request id '\(requestID)': it was sent, cancelled, or never queued."
+        case .outboxEntrySending(let requestID):
+            "The outbox entry '\(requestID)' is being sent; try again once its send ends."
+        case .emptyRequestID:
+            "The request id is empty."
         }
     }
 }

@@ -27,7 +27,7 @@ import Testing
                 view = view.map { byID[$0.messageID] ?? $0 }
             case .deleted(let ids): view.removeAll { ids.contains($0.messageID) }
             case .channelDeleted: view = []
-            case .channelUpdated, .hugeGap, .failed: break
+            case .channelUpdated, .hugeGap, .failed, .outboxAdded, .outboxChanged, .outboxConfirmed, .outboxCancelled: break
             }
         }
         return view

@@ -9,6 +9,7 @@ import Foundation
 /// channels.continuity(.sha256)  the channel list's change log token
 /// users.lines(.sha256)     users
 /// usage.lines(.sha256)     when each channel was last saved and used (expiry, size sweeps)
+/// outbox.lines(.sha256)    messages written but not sent yet (see ``Outbox``)
 /// preloaded                which preloaded bundle the folder was seeded from
 /// messages/<key>.lines(.sha256)  one channel's messages; key = hex SHA256 of the URL's UTF-8
 /// messages/<key>.continuity(.sha256)  what is known complete of them, and the change log token
@@ -28,11 +29,12 @@ struct CacheLayout: Sendable {
         channelsFile = RecordFile(path: root + "/channels.lines", attachment: root + "/channels.continuity")
         usersFile = RecordFile(path: root + "/users.lines")
         usageFile = RecordFile(path: root + "/usage.lines")
+        outboxFile = RecordFile(path: root + "/outbox.lines")
     }
 
     /// The names FlatCache itself puts at the root, besides the marker.
     var ownNames: Set<String> {
-        let files = [channelsFile, usersFile, usageFile].map(\.name) + ["channels.continuity"]
+        let files = [channelsFile, usersFile, usageFile, outboxFile].map(\.name) + ["channels.continuity"]
         return Set(files + files.map { $0 + ".sha256" } + ["records", "preloaded", "messages", "quarantine"])
     }
 
@@ -53,6 +55,9 @@ struct CacheLayout: Sendable {
 
     /// When each channel was last saved and used (see ``ChannelUsage``).
     let usageFile: RecordFile
+
+    /// The messages written but not sent yet, a log of their states (see ``Outbox``).
+    let outboxFile: RecordFile
 
     /// The folder of per-channel message files.
     var messagesDirectory: String { root + "/messages" }

@@ -89,6 +89,17 @@ struct BinaryWriter {
         }
     }
 
+    /// Writes `value`'s length and bytes, or throws when it is too long
+    /// for the format (as a string field).
+    mutating func write(_ value: Data, field: StaticString) throws(RecordEncodingError) {
+        guard value.count <= Self.maximumStringLength else {
+            throw RecordEncodingError(
+                reason: "\(field) is \(value.count) bytes; a field holds at most \(Self.maximumStringLength)")
+        }
+        writeLength(value.count)
+        bytes.append(contentsOf: value)
+    }
+
     /// The bytes written.
     var data: Data { Data(bytes) }
 
@@ -149,6 +160,20 @@ struct BinaryReader {
         case 1: return true
         case let other: throw RecordDecodingError(reason: "\(other) is not a flag (0 or 1) at byte \(offset - 1)")
         }
+    }
+
+    /// Reads a version byte that must be in `known`, and returns it.
+    mutating func readVersion(in known: ClosedRange<UInt8>, of type: String) throws(RecordDecodingError) -> UInt8 {
+        let version = try readByte()
+        guard known.contains(version) else {
+            throw RecordDecodingError(reason: "\(type) version \(version) is unknown (expected \(known.lowerBound)...\(known.upperBound))")
+        }
+        return version
+    }
+
+    /// Bytes written by ``BinaryWriter/write(_:field:)-(Data,_)``.
+    mutating func readBytes() throws(RecordDecodingError) -> Data {
+        Data(try readSpan())
     }
 
     /// Checks the version byte.

@@ -74,11 +74,19 @@ public protocol MessageRecord: CacheRecord {
     /// channels are never cached, like the channels themselves.
     /// The default implementation returns `true`.
     var isInGroupChannel: Bool { get }
+    /// The key the app's client made up when it sent the message (its
+    /// idempotency key, Sendbird's `reqId`, Matrix's transaction id), as the
+    /// server echoes it back on the sender's own messages; `nil` when unknown.
+    /// The ``Outbox`` matches a server's copy to the entry it came from by
+    /// it. The default implementation returns `nil`.
+    var requestID: String? { get }
 }
 
 extension MessageRecord {
     /// `true`: a type that does not say is taken to be a group channel's message.
     public var isInGroupChannel: Bool { true }
+    /// `nil`: a type that does not say carries no request id.
+    public var requestID: String? { nil }
 }
 
 extension MessageRecord where MessageID == Int64 {

@@ -27,6 +27,9 @@ public struct ChatMessage: MessageRecord, Codable, Hashable {
     public var customType: String
     /// Free-form app data, often JSON.
     public var data: String
+    /// The key the sending client made up for it (see ``MessageRecord/requestID``);
+    /// `nil` for a message another client sent, or one not matched to an ``Outbox`` entry.
+    public var requestID: String?
 
     /// Whether ``channelKind`` is ``ChatChannel/Kind/group``.
     public var isInGroupChannel: Bool { channelKind == .group }
@@ -35,7 +38,8 @@ public struct ChatMessage: MessageRecord, Codable, Hashable {
     public init(
         messageID: Int64, channelURL: String, channelKind: ChatChannel.Kind = .group,
         createdAt: Int64, updatedAt: Int64 = 0,
-        sender: ChatUser? = nil, text: String, customType: String = "", data: String = ""
+        sender: ChatUser? = nil, text: String, customType: String = "", data: String = "",
+        requestID: String? = nil
     ) {
         self.messageID = messageID
         self.channelURL = channelURL
@@ -46,16 +50,21 @@ public struct ChatMessage: MessageRecord, Codable, Hashable {
         self.text = text
         self.customType = customType
         self.data = data
+        self.requestID = requestID
     }
 }
 
 extension ChatMessage {
-    /// The record format version ``serialize()`` writes.
+    /// The record format version ``serialize()`` writes for a message without a ``requestID``.
     static let binaryVersion: UInt8 = 1
+    /// The version it writes for one with a ``requestID``: version 1's fields, then the request id.
+    /// Additive: a message without one keeps its version-1 bytes.
+    static let binaryVersionWithRequestID: UInt8 = 2
 
     /// The message's bytes: a version byte, `messageID`, `createdAt`, `updatedAt`,
     /// `channelKind`, `channelURL`, `text`, `customType`, `data`, then the sender
-    /// (a flag, then the user's own bytes).
+    /// (a flag, then the user's own bytes); with a ``requestID``, version 2
+    /// and the request id after them.
     ///
     /// ```swift
     /// let message = ChatMessage(messageID: 1, channelURL: "trip", createdAt: 1_700_000_000_000, text: "Hi")
@@ -80,12 +89,12 @@ extension ChatMessage {
     }
 
     var estimatedSize: Int {
-        40 + channelURL.utf8.count + text.utf8.count + customType.utf8.count + data.utf8.count
+        44 + (requestID?.utf8.count ?? 0) + channelURL.utf8.count + text.utf8.count + customType.utf8.count + data.utf8.count
             + (sender.map { 8 + $0.userID.utf8.count + $0.nickname.utf8.count + $0.profileURL.utf8.count } ?? 0)
     }
 
     func write(to writer: inout BinaryWriter) throws(RecordEncodingError) {
-        writer.write(Self.binaryVersion)
+        writer.write(requestID == nil ? Self.binaryVersion : Self.binaryVersionWithRequestID)
         writer.write(messageID)
         writer.write(createdAt)
         writer.write(updatedAt)
@@ -102,10 +111,11 @@ extension ChatMessage {
                 throw error.nested(in: "sender")
             }
         }
+        if let requestID { try writer.write(requestID, field: "requestID") }
     }
 
     init(reading reader: inout BinaryReader) throws(RecordDecodingError) {
-        try reader.readVersion(Self.binaryVersion, of: "ChatMessage")
+        let version = try reader.readVersion(in: Self.binaryVersion...Self.binaryVersionWithRequestID, of: "ChatMessage")
         messageID = try reader.readInt64()
         createdAt = try reader.readInt64()
         updatedAt = try reader.readInt64()
@@ -115,5 +125,6 @@ extension ChatMessage {
         customType = try reader.readString()
         data = try reader.readString()
         sender = try reader.readBool() ? try ChatUser(reading: &reader) : nil
+        requestID = version == Self.binaryVersionWithRequestID ? try reader.readString() : nil
     }
 }

@@ -68,14 +68,21 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     public private(set) var hasNext: Bool
     /// Whether ``dispose()`` was called.
     public private(set) var isDisposed = false
+    /// The channel's messages still in the ``Outbox`` (pending, sending or
+    /// failed), in the order queued: shown after the newest message, until
+    /// the server's copy arrives (see ``MessageCollectionEvent/outboxConfirmed(_:_:)``).
+    /// Always empty without an outbox. A huge gap or a reload leaves them.
+    public internal(set) var pending = [OutboxEntry<Message>]()
 
     private let store: MessageStore<Message>
     private let source: Source
+    let outbox: Outbox<Message>?
     private let continuation: AsyncStream<MessageCollectionEvent<Message>>.Continuation
-    private var shown = Set<Message.MessageID>()
+    private(set) var shown = Set<Message.MessageID>()
     private var started = false
-    private var hugeGapFound = false
+    private(set) var hugeGapFound = false
     private var liveEvents: Task<Void, Never>?
+    var outboxEvents: Task<Void, Never>?
     /// Calls waiting for the one running (see ``TakesTurns``).
     var turns = Turns()
 
@@ -89,11 +96,14 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     ///     messages created at or before it; ``now`` (the default) opens on the newest.
     ///   - pageSize: Messages per page, at least 1; 30 by default.
     ///   - hugeGapThreshold: At least 0; 300 by default.
+    ///   - outbox: The messages not sent yet (`cache.outbox`): the channel's
+    ///     entries are shown as ``pending``, and a server's copy arriving by
+    ///     any path confirms its entry. `nil` shows none.
     /// - Throws: ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/invalidLimit(_:)`` for a
     ///   page size under 1, ``FlatCacheError/invalidConfiguration(reason:)`` for a negative threshold.
     public init(
         channelURL: String, store: MessageStore<Message>, source: Source, startingPoint: Int64 = now,
-        pageSize: Int = 30, hugeGapThreshold: Int = 300
+        pageSize: Int = 30, hugeGapThreshold: Int = 300, outbox: Outbox<Message>? = nil
     ) throws(FlatCacheError) {
         guard !channelURL.isEmpty else { throw .emptyChannelURL }
         guard pageSize >= 1 else { throw .invalidLimit(pageSize) }
@@ -106,6 +116,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         self.startingPoint = startingPoint
         self.pageSize = pageSize
         self.hugeGapThreshold = hugeGapThreshold
+        self.outbox = outbox
         hasNext = startingPoint != .max
         (events, continuation) = AsyncStream.makeStream(of: MessageCollectionEvent<Message>.self)
     }
@@ -113,6 +124,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// A collection let go without ``dispose()`` stops listening too.
     deinit {
         liveEvents?.cancel()
+        outboxEvents?.cancel()
         continuation.finish()
     }
 
@@ -144,6 +156,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
                 : try await store.load(in: channelURL, before: startingPoint, limit: pageSize, inclusive: true)
             show(cached)
             emit(.cachedPage(cached))
+            try await showOutbox()
             // Subscribe first: what happens before it opens, the sync below finds; after, the stream brings.
             let stream = await source.liveEvents()
             guard !isDisposed else { throw .collectionDisposed }
@@ -226,6 +239,8 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         isDisposed = true
         liveEvents?.cancel()
         liveEvents = nil
+        outboxEvents?.cancel()
+        outboxEvents = nil
         continuation.finish()
         turns.releaseAll()
     }
@@ -535,7 +550,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     // MARK: - The view
 
     /// Makes `list` what the view shows, in chronological order, each id once.
-    private func show(_ list: [Message]) {
+    func show(_ list: [Message]) {
         var seen = Set<Message.MessageID>()
         messages = CanonicalOrder.messages(list.filter { seen.insert($0.messageID).inserted })
         shown = seen
@@ -560,8 +575,9 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         return (beyond, among)
     }
 
-    private func emit(_ event: MessageCollectionEvent<Message>) {
+    func emit(_ event: MessageCollectionEvent<Message>) {
         guard !isDisposed else { return }
         continuation.yield(event)
+        if !pending.isEmpty { confirmEchoes(event.messagesShown) }
     }
 }

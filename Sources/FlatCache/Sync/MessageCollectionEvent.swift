@@ -43,4 +43,30 @@ public enum MessageCollectionEvent<Message: MessageRecord>: Sendable {
     /// Work the collection did on its own (a live event) failed; what it
     /// shows and caches stays true, and ``MessageCollection/sync()`` catches up.
     case failed(FlatCacheError)
+    /// A message of the channel's ``Outbox`` entries joins
+    /// ``MessageCollection/pending`` at its end: queued now, or waiting when the collection started.
+    case outboxAdded(OutboxEntry<Message>)
+    /// An entry of ``MessageCollection/pending`` changed (being sent, failed,
+    /// pending again, edited): it replaces the one with its request id.
+    case outboxChanged(OutboxEntry<Message>)
+    /// An entry of ``MessageCollection/pending`` reached the server: it leaves
+    /// ``MessageCollection/pending``; the server's copy is among ``MessageCollection/messages``
+    /// when the view reaches the newest (told as ``added(_:)``, just before or just after).
+    case outboxConfirmed(OutboxEntry<Message>, Message)
+    /// An entry of ``MessageCollection/pending`` was cancelled: it leaves it.
+    case outboxCancelled(OutboxEntry<Message>)
+}
+
+extension MessageCollectionEvent {
+    /// The messages the event puts into the view (shown or paged), for
+    /// matching them to ``Outbox`` entries.
+    var messagesShown: [Message] {
+        switch self {
+        case .cachedPage(let list), .replaced(let list), .added(let list), .prepended(let list), .appended(let list),
+            .updated(let list):
+            list
+        default:
+            []
+        }
+    }
 }

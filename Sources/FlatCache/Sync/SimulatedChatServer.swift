@@ -13,6 +13,9 @@
 /// While offline, calls throw and live events are not delivered (the client
 /// is not connected to hear them).
 ///
+/// As a ``MessageSender`` it makes each message once per request id, and
+/// can lose an answer after acting, refuse a message for good, or rate limit.
+///
 /// ```swift
 /// let server = SimulatedChatServer()
 /// await server.add(users: [ChatUser(userID: "mina", nickname: "Mina", profileURL: "")])
@@ -20,7 +23,7 @@
 /// await server.failNextCalls(1)                  // the next call throws
 /// let directory = UserDirectory(users: cache.users, source: server)
 /// ```
-public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
+public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, MessageSender {
     /// Why a call to the simulated server failed.
     public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
         /// The server was set offline (``setOffline(_:)``).
@@ -56,6 +59,8 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
         case channelChangeLogToken
         /// ``channelChangeLog(since:)``.
         case channelChangeLog(since: String)
+        /// ``send(_:requestID:)``.
+        case send(channelURL: String, requestID: String)
     }
 
     /// The changes to one list of things, numbered: messages (by id) or the channel list (by URL).
@@ -113,6 +118,14 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
     private var latency = Duration.zero
     /// Every call so far, in order, answered or not.
     public private(set) var calls = [Call]()
+    /// The messages ``send(_:requestID:)`` made, by request id.
+    var sentByRequestID = [String: ChatMessage]()
+    /// The highest message id the server holds or held.
+    var highestMessageID: Int64 = 0
+    /// Scripted send failures to come (see the `SimulatedChatServer+Sending` scripting).
+    var sendScript = SendScript()
+    /// Where ``send(_:requestID:)`` takes the time of the messages it makes.
+    var clock = CacheClock.system
 
     /// An empty server, online, answering at once.
     public init() {}
@@ -134,6 +147,7 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
     /// ``LiveEvent/messageUpdated(_:)`` for an id the channel had.
     public func send(_ messages: some Sequence<ChatMessage>) {
         for message in messages {
+            highestMessageID = max(highestMessageID, message.messageID)
             var channel = messagesByChannel[message.channelURL] ?? []
             let existed = channel.firstIndex { $0.messageID == message.messageID }
             if let existed { channel.remove(at: existed) }
@@ -362,7 +376,7 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource {
     }
 
     /// Records `call`, waits the latency, then fails it when offline or scripted to.
-    private func answer(_ call: Call) async throws {
+    func answer(_ call: Call) async throws {
         calls.append(call)
         if latency > .zero { try await Task.sleep(for: latency) }
         if isOffline { throw Failure.offline }
