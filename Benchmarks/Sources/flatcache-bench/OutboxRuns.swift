@@ -36,6 +36,11 @@ struct OutboxResult {
             + "for each, opened untimed; the same messages (`ChatMessage`, 20–400 characters of text) and request ids "
             + "(UUIDs made before the timing); afterwards each checked to hold \(OutboxRuns.count / OutboxRuns.channelCount) "
             + "entries in each channel. Medians of \(rounds) rounds after 1 warm-up, systems interleaved round by round.")
+        if let mine = samples[.flatCache]?.seconds, let theirs = samples[.sqlite]?.seconds {
+            let ratios = zip(mine, theirs).map { String(format: "%.2f", $0 / $1) }
+            out.append("")
+            out.append("Round by round, FlatCache / SQLite: \(ratios.joined(separator: ", ")).")
+        }
         out.append("")
         return out
     }
