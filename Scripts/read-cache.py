@@ -7,6 +7,8 @@ enough to write a reader without guessing. Prints one JSON object:
    "messages": {"<key>": [id, ...]},          # the newest N, oldest first
    "continuity": {"<key>": {"ranges": [[lo, hi], ...], "token": str|null}},  # when something is known
    "channelsToken": str|null, "usage": {"<key>": [saved, used]},
+   "outbox": [{"requestID", "channelURL", "queuedAt", "state", "attempts",
+               "reason", "messageID", "text"}, ...],   # live entries, queue order
    "damaged": [path, ...]}
 
 Usage: Scripts/read-cache.py <cache folder> [N, default 200]
@@ -84,6 +86,21 @@ class Reader:
     def __init__(self, data):
         self.data, self.at = data, 0
 
+    def bytes(self):
+        """A length-prefixed byte field: the length as a string's, then the bytes."""
+        length, shift = 0, 0
+        for index in range(4):
+            b = self.byte()
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if b & 0x80 == 0:
+                if b == 0 and index > 0:
+                    raise Damaged("length not shortest")
+                break
+        else:
+            raise Damaged("length longer than 4 bytes")
+        return self.take(length)
+
     def take(self, count):
         if count < 0 or self.at + count > len(self.data):
             raise Damaged("bytes missing")
@@ -104,25 +121,16 @@ class Reader:
         return value
 
     def string(self):
-        length, shift = 0, 0
-        for index in range(4):
-            b = self.byte()
-            length |= (b & 0x7F) << shift
-            shift += 7
-            if b & 0x80 == 0:
-                if b == 0 and index > 0:
-                    raise Damaged("length not shortest")
-                break
-        else:
-            raise Damaged("length longer than 4 bytes")
         try:
-            return self.take(length).decode("utf-8", errors="strict")
+            return self.bytes().decode("utf-8", errors="strict")
         except UnicodeDecodeError:
             raise Damaged("invalid UTF-8")
 
-    def version(self):
-        if self.byte() != 1:
+    def version(self, known=(1,)):
+        value = self.byte()
+        if value not in known:
             raise Damaged("unknown version")
+        return value
 
     def end(self):
         if self.at != len(self.data):
@@ -135,7 +143,7 @@ def user(r):
 
 
 def message(r):
-    r.version()
+    version = r.version((1, 2))
     m = {"messageID": r.int64(), "createdAt": r.int64(), "updatedAt": r.int64()}
     if r.byte() > 1:
         raise Damaged("kind out of range")
@@ -143,6 +151,8 @@ def message(r):
     m["text"], m["customType"], m["data"] = r.string(), r.string(), r.string()
     if r.flag():
         m["sender"] = user(r)
+    if version == 2:  # version 1's fields, then the request id
+        m["requestID"] = r.string()
     return m
 
 
@@ -188,12 +198,56 @@ def continuity(records):
     return (anchor if flags & 1 else None), (token if flags & 2 else None), ranges
 
 
+OUTBOX_STATES = ["pending", "sending", "failed", "sent", "cancelled"]
+
+
+def outbox_record(r):
+    """One line of outbox.lines: one state of one entry."""
+    r.version()
+    e = {"requestID": r.string()}
+    if not e["requestID"]:
+        raise Damaged("empty request id")
+    e["channelURL"], e["queuedAt"] = r.string(), r.int64()
+    state = r.byte()
+    if state >= len(OUTBOX_STATES):
+        raise Damaged("state out of range")
+    e["state"], e["attempts"], e["reason"] = OUTBOX_STATES[state], r.int64(), r.string()
+    queued = Reader(r.bytes())
+    e["message"] = message(queued)
+    queued.end()
+    if e["message"]["channelURL"] != e["channelURL"]:
+        raise Damaged("the message is in another channel than the line says")
+    server = r.bytes()
+    if server:
+        answer = Reader(server)
+        e["serverMessage"] = message(answer)
+        answer.end()
+    elif e["state"] == "sent":
+        raise Damaged("a sent line without the server's message")
+    return e
+
+
+def fold_outbox(lines):
+    """The live entries of the log, in queue order: the last line of each
+    request id wins, its place is its first line, sent and cancelled go."""
+    order, last = [], {}
+    for entry in lines:
+        if entry["requestID"] not in last:
+            order.append(entry["requestID"])
+        last[entry["requestID"]] = entry
+    live = [last[i] for i in order if last[i]["state"] not in ("sent", "cancelled")]
+    return [{"requestID": e["requestID"], "channelURL": e["channelURL"], "queuedAt": e["queuedAt"],
+             "state": e["state"], "attempts": e["attempts"], "reason": e["reason"],
+             "messageID": e["message"]["messageID"], "text": e["message"]["text"]} for e in live]
+
+
 def main():
     root = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 200
     if open(os.path.join(root, "format"), "rb").read() != b"flatcache 1\n":
         sys.exit("not a FlatCache 1 folder")
-    out = {"channels": [], "users": [], "messages": {}, "continuity": {}, "channelsToken": None, "usage": {}, "damaged": []}
+    out = {"channels": [], "users": [], "messages": {}, "continuity": {}, "channelsToken": None, "usage": {},
+           "outbox": [], "damaged": []}
 
     def load(relative, decode):
         try:
@@ -222,6 +276,7 @@ def main():
 
     # Any order; of a key given twice, the later line's times.
     out["usage"] = dict(load("usage.lines", lambda rs: decode_all(rs, usage_record)) or [])
+    out["outbox"] = load("outbox.lines", lambda rs: fold_outbox(decode_all(rs, outbox_record))) or []
     folder = os.path.join(root, "messages")
     names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
     for name in names:

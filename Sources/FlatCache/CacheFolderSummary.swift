@@ -20,6 +20,9 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         case users
         /// One channel's `messages/<key>.lines`.
         case messages
+        /// `outbox.lines`, the messages queued to send: one line per state of an
+        /// entry (see ``Outbox``), so its records are lines, not entries.
+        case outbox
     }
 
     /// One data file, as found.
@@ -41,7 +44,7 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
 
     /// The record types the folder names, or `nil` for a folder written before it named them.
     public let recordTypes: RecordTypes?
-    /// Every data file: channels and users first, then message files by name.
+    /// Every data file: channels and users first, then message files by name, then `outbox.lines`.
     public let files: [File]
 
     /// The path, inside a cache folder, of the message file of the channel at
@@ -90,6 +93,7 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         try add(layout.channelsFile, .channels)
         try add(layout.usersFile, .users)
         for file in try layout.messageFiles() { try add(file, .messages) }
+        try add(layout.outboxFile, .outbox)
         return CacheFolderSummary(recordTypes: try RecordTypesFile.read(layout), files: files)
     }
 

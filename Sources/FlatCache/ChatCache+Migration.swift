@@ -31,6 +31,9 @@ extension ChatCache {
     /// configuration (retention and the caching rules apply). A crash or a
     /// disk failure in that last step leaves a cache of the new types holding
     /// part of the data, never a mix of types.
+    /// The ``outbox``'s waiting entries are carried over with their messages
+    /// converted by `message` (an entry whose message converts to `nil` goes),
+    /// keeping their request ids, order and states.
     /// Channels cached with no messages, and damaged files (reported and
     /// moved aside as by a load), are not carried over. Afterwards, this
     /// instance and any other of the old types (in this process or another)
@@ -47,7 +50,8 @@ extension ChatCache {
     /// - Throws: ``FlatCacheError/conversionFailed(recordType:underlying:)`` when a
     ///   closure throws, ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/emptyUserID``
     ///   or ``FlatCacheError/serializationFailed(recordType:underlying:)`` for a
-    ///   converted record (all before anything is written),
+    ///   converted record, ``FlatCacheError/misplacedMessage(messageID:channelURL:expectedChannelURL:)``
+    ///   for an outbox entry's message converted into another channel (all before anything is written),
     ///   ``FlatCacheError/readOnlyCache(_:)``, or a file-system error.
     public func migrate<NewMessage: MessageRecord, NewChannel: ChannelRecord, NewUser: UserRecord>(
         message: (Message) throws -> NewMessage?,
@@ -58,6 +62,17 @@ extension ChatCache {
         let newMessages = try Self.convert(try messages.loadAll(), with: message)
         let newChannels = try Self.convert(try channels.load(), with: channel)
         let newUsers = try Self.convert(try users.load(), with: user)
+        var newOutbox = [OutboxEntry<NewMessage>]()
+        for entry in try outbox.waitingEntriesBlocking() {
+            if let converted = try Self.convert([entry.message], with: message).first {
+                guard converted.channelURL == entry.channelURL else {
+                    throw .misplacedMessage(
+                        messageID: entry.requestID, channelURL: converted.channelURL, expectedChannelURL: entry.channelURL)
+                }
+                newOutbox.append(entry.converted(to: converted))
+            }
+        }
+        _ = try Outbox<NewMessage>.lines(of: newOutbox, in: storage)
         // What the saves below would refuse (an empty URL, a record that cannot be
         // encoded) is refused now, while the old data is still there.
         try MessageStore<NewMessage>(engine: engine, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
@@ -74,6 +89,7 @@ extension ChatCache {
         if !newChannels.isEmpty { try migrated.channels.replace(with: newChannels) }
         if !newMessages.isEmpty { try migrated.messages.save(newMessages) }
         if !newUsers.isEmpty { try migrated.users.save(newUsers) }
+        try migrated.outbox.restoreBlocking(newOutbox)
         return migrated
     }
 

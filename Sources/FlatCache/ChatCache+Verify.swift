@@ -44,7 +44,8 @@ extension ChatCache {
     /// nothing unless `repair` is set: channels, users and every channel's
     /// messages (sidecar, Base64, every record decoded), the continuity files
     /// (`channels.continuity`, `messages/<key>.continuity`, with or without
-    /// their message file), `usage.lines` (each record, in order of key), the
+    /// their message file), `outbox.lines` (every line an outbox record, its
+    /// messages decoded), `usage.lines` (each record, in order of key), the
     /// `records` file (its three lines) and `preloaded` (its hex line).
     ///
     /// A data file that an append cut short by a crash (lines after the part
@@ -66,7 +67,7 @@ extension ChatCache {
     ///     `checked == total`.
     /// - Returns: One entry per file, channels and users first, then message
     ///   files by name, then the continuity files (`channels.continuity`, then
-    ///   `messages/<key>.continuity` by name), then `usage.lines`, `records`
+    ///   `messages/<key>.continuity` by name), then `outbox.lines`, `usage.lines`, `records`
     ///   and `preloaded`; files that do not exist get none.
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` when `repair` is asked of a
     ///   read-only cache, or a file-system error.
@@ -80,6 +81,7 @@ extension ChatCache {
             case .channels: try storage.count(lines, as: Channel.self)
             case .users: try storage.count(lines, as: User.self)
             case .messages: try storage.count(lines, as: Message.self)
+            case .outbox: try storage.count(lines, as: OutboxRecord<Message>.self)
             }
         }, typed: true)
         return try verification.run(repair: repair, progress: progress)

@@ -84,7 +84,9 @@ public struct Configuration: Sendable {
     /// files in `quarantine/` first, then whole channels' messages, least
     /// recently used first (loaded or saved by the app), then the users, and
     /// the channel list last. A channel with changes not yet written, or
-    /// written by another process since the sweep began, is kept.
+    /// written by another process since the sweep began, is kept. The
+    /// ``ChatCache/outbox`` counts toward the limit but is never removed: it
+    /// holds messages not sent yet.
     public var sizeLimit: Int?
 
     /// The share of ``sizeLimit`` a sweep frees the folder down to, so that

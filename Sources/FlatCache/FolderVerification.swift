@@ -4,8 +4,8 @@ import Foundation
 /// folder: the one place behind ``ChatCache/verify(repair:progress:)`` and
 /// ``CacheFolderSummary/verify(directory:progress:)``.
 ///
-/// Data files are checked against their sidecars and Base64, and their
-/// records with `count`; continuity files, `usage.lines`, `records` and
+/// Data files (`outbox.lines` among them) are checked against their
+/// sidecars and Base64, and their records with `count`; continuity files, `usage.lines`, `records` and
 /// `preloaded` against their own rules, whatever the record types.
 struct FolderVerification {
     let storage: RecordStorage
@@ -44,6 +44,7 @@ struct FolderVerification {
         items += messageFiles.map { .data($0, .messages) }
         items.append(.continuity(layout.channelsContinuityFile, of: layout.channelsFile))
         items += try continuityFiles().map { .continuity($0.continuity, of: $0.messages) }
+        items.append(.data(layout.outboxFile, .outbox))
         items += [.usage, .recordTypes, .preloaded]
         var existing = [Item]()
         for item in items where try FileSystem.entry(at: path(of: item)) != .missing { existing.append(item) }

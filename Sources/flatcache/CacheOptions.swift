@@ -29,22 +29,47 @@ struct CacheOptions: ParsableArguments {
     ) throws {
         let damaged = DamagedFiles()
         do {
-            let cache: Cache
-            do {
-                cache = try open(readOnly: true, onDamagedFile: damaged.add)
-            } catch FlatCacheError.recordTypeMismatch {
-                let summary = try CacheFolderSummary.read(directory: url)
-                for file in summary.files where file.problem != nil {
-                    damaged.add(DamagedFile(path: file.path, problem: file.problem ?? "", movedTo: nil))
-                }
-                return try otherTypes(summary)
-            }
+            guard let cache = try openForReading(damaged, otherTypes: otherTypes) else { return }
             try body(cache)
         } catch {
             damaged.report()
             throw error
         }
         if damaged.report() { throw ExitCode(1) }
+    }
+
+    /// Runs a read command that needs `await` (the outbox's calls are async)
+    /// as ``read(_:otherTypes:)`` runs one that does not.
+    func read(
+        _ body: (Cache) async throws -> Void,
+        otherTypes: (CacheFolderSummary) throws -> Void
+    ) async throws {
+        let damaged = DamagedFiles()
+        do {
+            guard let cache = try openForReading(damaged, otherTypes: otherTypes) else { return }
+            try await body(cache)
+        } catch {
+            damaged.report()
+            throw error
+        }
+        if damaged.report() { throw ExitCode(1) }
+    }
+
+    /// The cache opened read-only, reporting damaged files into `damaged`; or
+    /// `nil` once `otherTypes` has shown a folder of other record types.
+    private func openForReading(
+        _ damaged: DamagedFiles, otherTypes: (CacheFolderSummary) throws -> Void
+    ) throws -> Cache? {
+        do {
+            return try open(readOnly: true, onDamagedFile: damaged.add)
+        } catch FlatCacheError.recordTypeMismatch {
+            let summary = try CacheFolderSummary.read(directory: url)
+            for file in summary.files where file.problem != nil {
+                damaged.add(DamagedFile(path: file.path, problem: file.problem ?? "", movedTo: nil))
+            }
+            try otherTypes(summary)
+            return nil
+        }
     }
 
     /// Opens the existing cache: read-only for reading, or to change it (`verify --repair`).

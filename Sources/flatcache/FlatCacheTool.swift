@@ -3,7 +3,7 @@ import Foundation
 
 /// `flatcache`: inspect, verify, repair, export and import a FlatCache folder.
 @main
-struct FlatCacheTool: ParsableCommand {
+struct FlatCacheTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flatcache",
         abstract: "Inspect, verify, repair, export and import a FlatCache cache folder.",
@@ -13,13 +13,19 @@ struct FlatCacheTool: ParsableCommand {
             is bad or failed, 2 wrong usage.
             """,
         version: "flatcache, unreleased (reads and writes cache format 1, with its records file)",
-        subcommands: [Info.self, Verify.self, Channels.self, Messages.self, Users.self, Export.self, Import.self])
+        subcommands: [
+            Info.self, Verify.self, Channels.self, Messages.self, Users.self, OutboxList.self, Export.self, Import.self,
+        ])
 
     /// Runs the command line, with exit status 2 (not ArgumentParser's 64) for wrong usage.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))

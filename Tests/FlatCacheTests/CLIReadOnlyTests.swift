@@ -15,6 +15,8 @@ import Testing
         ["info", "cache"], ["info", "cache", "--json"], ["channels", "cache"], ["users", "cache", "--json"],
         ["messages", "cache", channel], ["export", "cache"], ["verify", "cache"],
     ]
+    /// The read commands, and those that read no file `damage()` damages.
+    static let healthyReadCommands = readCommands + [["outbox", "cache"], ["outbox", "cache", "--json"]]
 
     init() throws {
         folder = try TemporaryFolder()
@@ -59,7 +61,7 @@ import Testing
         #expect(try GoldenFolder.differences(between: cache, and: before).isEmpty, "\(arguments) changed the folder")
     }
 
-    @Test(arguments: readCommands)
+    @Test(arguments: healthyReadCommands)
     func aReadCommandOnAHealthyCacheExits0AndChangesNothing(_ arguments: [String]) throws {
         let before = try snapshot()
         let run = try ToolRun(arguments, in: folder.url)
@@ -81,7 +83,7 @@ import Testing
     func everyReadCommandExits0OnAHealthyFolderItMayOnlyRead() throws {
         try makeReadableOnly()
         let before = try snapshot()
-        for arguments in Self.readCommands {
+        for arguments in Self.healthyReadCommands {
             let run = try ToolRun(arguments, in: folder.url, asNobody: true)
             #expect(run.status == 0, "\(arguments): \(run.stderr)")
             #expect(run.stderr.isEmpty, "\(arguments): \(run.stderr)")
@@ -109,13 +111,20 @@ import Testing
         #expect(try GoldenFolder.differences(between: cache, and: before).isEmpty)
     }
 
-    @Test func aFolderOfOtherRecordTypesReadsAsOpaqueRecords() throws {
-        // Given a folder written with an app's own record types
-        let custom = folder.appending("custom")
-        let sdk = try ChatCache<SDKMessage, SDKChannel, SDKUser>(directory: custom)
+    /// A channel, four messages and two users of an app's own record types, saved in `directory`.
+    static func saveCustomRecords(in directory: URL) throws -> ChatCache<SDKMessage, SDKChannel, SDKUser> {
+        let sdk = try ChatCache<SDKMessage, SDKChannel, SDKUser>(directory: directory)
         try sdk.channels.save([SDKChannel(channelURL: "a", isGroupChannel: true, lastMessageAt: 5)])
         try sdk.messages.save((1...4).map { SDKMessage(messageID: $0, channelURL: "a", createdAt: $0, body: "m") })
         try sdk.users.save([SDKUser(userID: "u1"), SDKUser(userID: "u2")])
+        return sdk
+    }
+
+    @Test func aFolderOfOtherRecordTypesReadsAsOpaqueRecords() async throws {
+        // Given a folder written with an app's own record types
+        let custom = folder.appending("custom")
+        let sdk = try Self.saveCustomRecords(in: custom)
+        try await sdk.outbox.send(SDKMessage(messageID: 0, channelURL: "a", createdAt: 9, body: "queued"), requestID: "q-1")
         let before = folder.appending("custom-before")
         try FileManager.default.copyItem(at: custom, to: before)
 
@@ -124,6 +133,7 @@ import Testing
         let channels = try ToolRun(["channels", "custom"], in: folder.url)
         let messages = try ToolRun(["messages", "custom", "a", "--json"], in: folder.url)
         let verify = try ToolRun(["verify", "custom"], in: folder.url)
+        let outbox = try ToolRun(["outbox", "custom", "--json"], in: folder.url)
         let export = try ToolRun(["export", "custom"], in: folder.url)
 
         // Then it shows counts, bytes and times, never quarantines, and refuses only what needs decoding
@@ -132,7 +142,8 @@ import Testing
         #expect(info.stdout.contains("SDKMessage") && info.stdout.contains("lastSavedAt"))
         #expect(channels.status == 0 && channels.stdout.contains("channels.lines") && channels.stderr.contains("SDKChannel"))
         #expect(messages.status == 0 && messages.stdout.contains("\"records\" : 4"))
-        #expect(verify.status == 0 && verify.stdout.contains("4 files checked, 0 bad"))
+        #expect(verify.status == 0 && verify.stdout.contains("5 files checked, 0 bad"), "\(verify.stdout)")
+        #expect(outbox.status == 0 && outbox.stdout.contains("\"path\" : \"outbox.lines\"") && outbox.stdout.contains("\"records\" : 1"), "\(outbox.stdout)")
         #expect(export.status == 1 && export.stderr.contains("export reads the built-in record types only"))
         #expect(try GoldenFolder.differences(between: custom, and: before).isEmpty)
     }

@@ -35,6 +35,10 @@ struct IndependentReaderTests {
         .appendingPathComponent("Scripts/read-cache.py")
 
     func python(_ directory: URL, keeping n: Int) throws -> Snapshot {
+        try python(directory, keeping: n, as: Snapshot.self)
+    }
+
+    func python<Reading: Decodable>(_ directory: URL, keeping n: Int, as: Reading.Type) throws -> Reading {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [Self.script.path, directory.path, "\(n)"]
@@ -44,7 +48,7 @@ struct IndependentReaderTests {
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        return try JSONDecoder().decode(Snapshot.self, from: data)
+        return try JSONDecoder().decode(Reading.self, from: data)
     }
 
     func flatCache(_ directory: URL, keeping n: Int) throws -> Snapshot {
@@ -134,5 +138,89 @@ struct IndependentReaderTests {
         try expectSameReading(root, keeping: 200)
         try write([records[0] + Data([0])])
         #expect(try python(root, keeping: 200).damaged == ["usage.lines"])
+    }
+
+    // MARK: - outbox.lines
+
+    /// What a reader makes of `outbox.lines`: the entries still in the outbox, in queue order.
+    struct OutboxReading: Codable, Equatable {
+        struct Entry: Codable, Equatable {
+            var requestID: String
+            var channelURL: String
+            var queuedAt: Int64
+            var state: String
+            var attempts: Int
+            var reason: String
+            var messageID: Int64
+            var text: String
+        }
+        var outbox: [Entry]
+        var damaged: [String]
+    }
+
+    func flatCacheOutbox(_ directory: URL) async throws -> OutboxReading {
+        let damaged = DamageRecorder()
+        let cache = try Cache(directory: directory, configuration: damaged.configuration(readOnly: true))
+        let entries = try await cache.outbox.entries().map { entry in
+            let (state, reason): (String, String) =
+                switch entry.state {
+                case .pending: ("pending", entry.lastFailure ?? "")
+                case .sending: ("sending", entry.lastFailure ?? "")
+                case .failed(let reason, _): ("failed", reason)
+                case .sent: ("sent", "")
+                }
+            return OutboxReading.Entry(
+                requestID: entry.requestID, channelURL: entry.channelURL, queuedAt: entry.queuedAt, state: state,
+                attempts: entry.attempts, reason: reason, messageID: entry.message.messageID, text: entry.message.text)
+        }
+        return OutboxReading(outbox: entries, damaged: Set(damaged.files.map(\.path)).sorted())
+    }
+
+    func expectSameOutbox(_ directory: URL, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let independent = try python(directory, keeping: 200, as: OutboxReading.self)
+        let library = try await flatCacheOutbox(directory)
+        #expect(independent == library, sourceLocation: sourceLocation)
+    }
+
+    /// The golden outbox (sent, sending, failed, pending and cancelled lines),
+    /// one a crash left with an unfinished append or a waiting sidecar, a
+    /// compacted one, and a damaged one read the same.
+    @Test func theOutboxReadsTheSame() async throws {
+        let golden = try python(GoldenFolder.url("outbox"), keeping: 200, as: OutboxReading.self)
+        #expect(golden.outbox.map(\.requestID) == ["trip-2", "cafe-1", "cafe-2"])
+        #expect(golden.outbox.map(\.state) == ["sending", "failed", "pending"])
+        try await expectSameOutbox(GoldenFolder.url("outbox"))
+
+        let root = folder.appending("cache")
+        try FileManager.default.copyItem(at: GoldenFolder.url("outbox"), to: root)
+        let file = root.appendingPathComponent("outbox.lines")
+        let whole = try Data(contentsOf: file)
+        try (whole + Data("QUJD\nxx".utf8)).write(to: file)
+        try await expectSameOutbox(root)
+        try whole.write(to: file)
+        try FileManager.default.moveItem(
+            at: root.appendingPathComponent("outbox.lines.sha256"), to: root.appendingPathComponent(".outbox.lines.sha256.tmp"))
+        try await expectSameOutbox(root)
+
+        // Compacted: 70 entries queued, 68 cancelled.
+        let compacted = folder.appending("compacted")
+        let cache = try Cache(directory: compacted)
+        for index in 0..<70 {
+            try await cache.outbox.send(
+                ChatMessage(messageID: 0, channelURL: "c\(index % 3)", createdAt: Int64(index), text: "m\(index)"),
+                requestID: "r\(index)")
+        }
+        for index in 1..<69 { try await cache.outbox.cancel("r\(index)") }
+        let lines = try String(decoding: Data(contentsOf: compacted.appendingPathComponent("outbox.lines")), as: UTF8.self)
+        #expect(lines.split(separator: "\n").count < 70 + 68, "never compacted")
+        let reading = try python(compacted, keeping: 200, as: OutboxReading.self)
+        #expect(reading.outbox.map(\.requestID) == ["r0", "r69"])
+        try await expectSameOutbox(compacted)
+
+        var bytes = whole
+        bytes[20] ^= 1
+        try bytes.write(to: file)
+        #expect(try python(root, keeping: 200, as: OutboxReading.self).damaged == ["outbox.lines"])
+        try await expectSameOutbox(root)
     }
 }

@@ -132,6 +132,9 @@ import Testing
         }
         let waiting = try await cache.outbox.entries().first
         #expect(waiting?.lastFailure?.hasPrefix("offline") == true)
+        // It waits: no second try before the backoff ends (or resume()).
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(await server.calls.count { if case .send = $0 { true } else { false } } == 1)
         if case .pending? = waiting?.state {} else { Issue.record("an offline entry is pending, not \(String(describing: waiting?.state))") }
         await server.setOffline(false)
         await delivery.resume()

@@ -1,4 +1,4 @@
-import FlatCache
+@testable import FlatCache
 import Foundation
 import Testing
 
@@ -128,6 +128,33 @@ import Testing
         #expect { try ChatCache(directory: folder.url) } throws: { error in
             guard case FlatCacheError.recordTypeMismatch = error else { return false }
             return true
+        }
+    }
+
+    @Test func migrateCarriesTheOutboxOverInOrderWithItsStates() async throws {
+        try writeBuiltInCache()
+        let old = try ChatCache(directory: folder.url)
+        for index in 1...3 {
+            try await old.outbox.send(
+                ChatMessage(messageID: 0, channelURL: "a", createdAt: 0, text: "typed \(index)"), requestID: "r\(index)")
+        }
+        _ = try await old.outbox.beginSending("r2")
+        try await old.outbox.sendFailed("r2", failure: "too long", forGood: true)
+
+        // Typed messages convert like cached ones; one that converts to nil goes.
+        let migrated: SDKCache = try old.migrate(
+            message: { $0.text == "typed 3" ? nil : SDKMessage(messageID: $0.messageID, channelURL: $0.channelURL, createdAt: $0.createdAt, body: $0.text) },
+            channel: { SDKChannel(channelURL: $0.channelURL, isGroupChannel: true, lastMessageAt: $0.lastMessageAt) },
+            user: { _ in nil })
+
+        for cache in [migrated, try SDKCache(directory: folder.url)] {
+            let entries = try await cache.outbox.entries()
+            #expect(entries.map(\.requestID) == ["r1", "r2"])
+            #expect(entries.map(\.message.body) == ["typed 1", "typed 2"])
+            guard case .failed("too long", 1)? = entries.last?.state else {
+                Issue.record("the failed entry is \(String(describing: entries.last?.state))")
+                continue
+            }
         }
     }
 

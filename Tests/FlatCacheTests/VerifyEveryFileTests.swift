@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `verify` checks every file the format defines, not only the record
-/// files: continuity files, `usage.lines`, `records` and `preloaded`, for
+/// files: continuity files, `outbox.lines`, `usage.lines`, `records` and `preloaded`, for
 /// the cache's own record types and for a folder of other types. An
 /// unfinished append is a note, not damage, and a repair cuts it off.
 @Suite struct VerifyEveryFileTests {
@@ -25,6 +25,7 @@ import Testing
         try await cache.messages.replace(Fixtures.messages(3, in: url), in: url, covering: ChannelContinuity.channelStart...5_000)
         try await cache.messages.setChangeLogToken("changes-1", in: url)
         try await cache.users.save([Fixtures.mina])
+        try await cache.outbox.send(ChatMessage(messageID: 0, channelURL: url, createdAt: 4_000, text: "queued"), requestID: "r-1")
         try await cache.close()  // writes usage.lines
         try Data((String(repeating: "ab", count: 32) + "\n").utf8).write(to: root.appendingPathComponent("preloaded"))
     }
@@ -35,7 +36,7 @@ import Testing
         get throws {
             [
                 "channels.lines", "users.lines", "messages/\(try key).lines", "channels.continuity",
-                "messages/\(try key).continuity", "usage.lines", "records", "preloaded",
+                "messages/\(try key).continuity", "outbox.lines", "usage.lines", "records", "preloaded",
             ]
         }
     }
@@ -175,5 +176,28 @@ import Testing
             #expect(found.map(\.path) == ["usage.lines"], "\(bad.count) bytes")
             #expect(found.first?.problem?.contains("line 1") == true)
         }
+    }
+
+    /// An outbox line whose message does not decode is damage to a cache of
+    /// the built-in types; a folder of other types checks only its Base64 and
+    /// sidecar. A repair moves it aside like any data file.
+    @Test func anOutboxLineIsDecodedWithItsMessages() async throws {
+        try await writeEveryFile()
+        let file = root.appendingPathComponent("outbox.lines")
+        var record = try #require(Data(base64Encoded: String(decoding: try Data(contentsOf: file).dropLast(), as: UTF8.self)))
+        // The queued message's version byte: after the line's version, "r-1", "plans", queuedAt, state,
+        // attempts, an empty reason and the message's length.
+        let messageVersion = 1 + 4 + 6 + 8 + 1 + 8 + 1 + 1
+        #expect(record[messageVersion] == 1)
+        record[messageVersion] = 9
+        let lines = Data((record.base64EncodedString() + "\n").utf8)
+        try lines.write(to: file)
+        try Data("\(SHA256Digest(of: lines).hex)  outbox.lines\n".utf8).write(to: root.appendingPathComponent("outbox.lines.sha256"))
+        let bad = try Cache(directory: root, configuration: Configuration(readOnly: true)).verify().filter { !$0.isValid }
+        #expect(bad.map(\.path) == ["outbox.lines"])
+        #expect(try CacheFolderSummary.verify(directory: root).allSatisfy { $0.isValid })
+        let repaired = try Cache(directory: root).verify(repair: true).filter { !$0.isValid }
+        #expect(repaired.first?.movedTo?.hasPrefix("quarantine/") == true)
+        #expect(try await Cache(directory: root).outbox.entries().isEmpty)
     }
 }

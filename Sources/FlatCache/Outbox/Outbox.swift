@@ -10,8 +10,8 @@ public import Foundation
 /// page), ``confirm(_:)`` matches it to its entry by ``MessageRecord/requestID``.
 ///
 /// ```swift
-/// let entry = try await cache.outbox.send(
-///     ChatMessage(messageID: 0, channelURL: channelURL, createdAt: nowMilliseconds, text: "On my way"))
+/// try await cache.outbox.send(
+///     ChatMessage(messageID: 0, channelURL: channelURL, createdAt: 1_700_000_000_000, text: "On my way"))
 /// let delivery = OutboxDelivery(outbox: cache.outbox, sender: server, store: cache.messages)
 /// await delivery.start()   // sends each channel's entries in order, now and whenever one is queued
 /// ```
@@ -146,9 +146,11 @@ public final class Outbox<Message: MessageRecord>: Sendable {
         return try await confirm(requestID, with: serverMessage)
     }
 
-    /// A stream of every change to the outbox from now on, each once, in
-    /// order: any number of listeners may iterate streams of their own. It
-    /// ends when the listener stops iterating it.
+    /// A stream of every change made through this outbox from now on, each
+    /// once, in order: any number of listeners may iterate streams of their
+    /// own. It ends when the listener stops iterating it. (Another
+    /// ``ChatCache`` on the folder, or another process, has its own events;
+    /// ``entries()`` reads what they wrote.)
     public func events() -> AsyncStream<OutboxEvent<Message>> {
         listeners.add()
     }
@@ -185,6 +187,38 @@ public final class Outbox<Message: MessageRecord>: Sendable {
             entry.lastFailure = nil
             return (entry, (OutboxRecord(entry, serverMessage: serverMessage), .confirmed(entry, serverMessage)))
         }
+    }
+
+    // MARK: - What a migration calls
+
+    /// The waiting entries, read on the caller's thread (for a blocking call such as a migration).
+    func waitingEntriesBlocking() throws(FlatCacheError) -> [OutboxEntry<Message>] {
+        try queue.sync { () -> Result<[OutboxEntry<Message>], FlatCacheError> in
+            Result { () throws(FlatCacheError) in
+                try storage.withLock(file) { () throws(FlatCacheError) in try refreshLocked() }
+                return folded.waiting
+            }
+        }.get()
+    }
+
+    /// The lines `entries` would be written as: checked before a migration removes anything.
+    static func lines(of entries: [OutboxEntry<Message>], in storage: RecordStorage) throws(FlatCacheError) -> [Data] {
+        try storage.serialize(entries.map { OutboxRecord($0) })
+    }
+
+    /// Makes `entries` the whole outbox (flushed), on the caller's thread: a migration carrying them over.
+    func restoreBlocking(_ entries: [OutboxEntry<Message>]) throws(FlatCacheError) {
+        guard !entries.isEmpty else { return }
+        try storage.requireWritable()
+        try queue.sync { () -> Result<Void, FlatCacheError> in
+            Result { () throws(FlatCacheError) in
+                try storage.withLock(file) { () throws(FlatCacheError) in
+                    let records = entries.map { OutboxRecord($0) }
+                    _ = try file.write(try storage.serialize(records), synchronized: true)
+                    folded.reset(records, tail: nil)
+                }
+            }
+        }.get()
     }
 
     // MARK: - The file

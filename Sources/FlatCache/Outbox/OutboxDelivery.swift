@@ -78,9 +78,7 @@ public actor OutboxDelivery<Sender: MessageSender> {
             await self?.wakeEveryChannel()
             for await event in events {
                 guard let self, !Task.isCancelled else { return }
-                if case .pending = event.entry.state, event.entry.isWaiting {
-                    await self.wake(event.entry.channelURL)
-                }
+                if Self.bringsWork(event) { await self.wake(event.entry.channelURL) }
             }
         }
     }
@@ -126,6 +124,17 @@ public actor OutboxDelivery<Sender: MessageSender> {
             for channelURL in Set(try await outbox.entries().filter { !$0.isFailed }.map(\.channelURL)) { wake(channelURL) }
         } catch {
             lastError = error
+        }
+    }
+
+    /// Whether `event` gives the channel something new to send: an entry
+    /// queued, or retried. Not a send's own failure (pending again, with
+    /// ``OutboxEntry/lastFailure``): waking for it would cut its backoff short.
+    private static func bringsWork(_ event: OutboxEvent<Message>) -> Bool {
+        switch event {
+        case .queued: true
+        case .changed(let entry): if case .pending = entry.state { entry.lastFailure == nil } else { false }
+        case .confirmed, .cancelled: false
         }
     }
 

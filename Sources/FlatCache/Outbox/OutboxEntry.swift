@@ -35,6 +35,19 @@ public struct OutboxEntry<Message: MessageRecord>: Sendable, Identifiable {
     /// The channel it goes to.
     public var channelURL: String { message.channelURL }
 
+    /// The same entry holding `message`, another record type's (a migration).
+    func converted<Other: MessageRecord>(to message: Other) -> OutboxEntry<Other> {
+        let state: OutboxEntry<Other>.State =
+            switch self.state {
+            case .pending, .sent: .pending  // a sent entry is never carried over: it has left
+            case .sending: .sending
+            case .failed(let reason, let attempts): .failed(reason: reason, attempts: attempts)
+            }
+        return OutboxEntry<Other>(
+            requestID: requestID, message: message, queuedAt: queuedAt, state: state, attempts: attempts,
+            lastFailure: lastFailure)
+    }
+
     /// Whether it is still in the outbox: pending, sending or failed.
     public var isWaiting: Bool {
         if case .sent = state { false } else { true }

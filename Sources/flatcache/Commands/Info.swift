@@ -2,9 +2,9 @@ import ArgumentParser
 import FlatCache
 import Foundation
 
-struct Info: ParsableCommand {
+struct Info: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show what a cache holds: format, record types, channels, message files, messages, users, files, bytes, quarantined bytes, message times.",
+        abstract: "Show what a cache holds: format, record types, channels, message files, messages, users, outbox entries, files, bytes, quarantined bytes, message times.",
         discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place. For a folder written with other record types it shows counts, bytes and when the files were last saved.")
 
     @OptionGroup var options: CacheOptions
@@ -17,6 +17,9 @@ struct Info: ParsableCommand {
         var messageFiles: Int
         var messages: Int
         var users: Int
+        /// The messages queued to send (pending, sending or failed); `nil` for a
+        /// folder of other record types, whose outbox lines the tool cannot decode.
+        var outboxEntries: Int?
         var bytesOnDisk: Int
         /// Every file in the folder, sidecars and `quarantine/` included.
         var filesOnDisk: Int
@@ -28,18 +31,10 @@ struct Info: ParsableCommand {
         var lastSavedAt: Int64?
     }
 
-    func run() throws {
-        try options.read({ cache in
-            let summary = try CacheFolderSummary.read(directory: options.url)
-            let messages = try cache.messages.loadAll()
-            // The on-disk part of the library's statistics, taken after the loads (which may move a damaged file aside).
-            let disk = try cache.statisticsNow()
-            try show(Report(
-                recordTypes: summary.recordTypes, channels: try cache.channels.load().count,
-                messageFiles: summary.files.filter { $0.role == .messages }.count, messages: messages.count,
-                users: try cache.users.load().count, bytesOnDisk: disk.diskBytes, filesOnDisk: disk.diskFiles,
-                quarantinedBytes: disk.quarantinedBytes,
-                oldestMessageAt: messages.map(\.createdAt).min(), newestMessageAt: messages.map(\.createdAt).max()))
+    func run() async throws {
+        try await options.read({ cache in
+            let outbox = try await cache.outbox.entries().count
+            try show(try report(of: cache, outboxEntries: outbox))
         }, otherTypes: { summary in
             func records(_ role: CacheFolderSummary.Role) -> Int {
                 summary.files.filter { $0.role == role && $0.problem == nil }.map(\.records).reduce(0, +)
@@ -54,6 +49,20 @@ struct Info: ParsableCommand {
         })
     }
 
+    /// What the cache holds, read with the stores' synchronous calls.
+    private func report(of cache: Cache, outboxEntries: Int) throws -> Report {
+        let summary = try CacheFolderSummary.read(directory: options.url)
+        let messages = try cache.messages.loadAll()
+        // The on-disk part of the library's statistics, taken after the loads (which may move a damaged file aside).
+        let disk = try cache.statisticsNow()
+        return Report(
+            recordTypes: summary.recordTypes, channels: try cache.channels.load().count,
+            messageFiles: summary.files.filter { $0.role == .messages }.count, messages: messages.count,
+            users: try cache.users.load().count, outboxEntries: outboxEntries, bytesOnDisk: disk.diskBytes,
+            filesOnDisk: disk.diskFiles, quarantinedBytes: disk.quarantinedBytes,
+            oldestMessageAt: messages.map(\.createdAt).min(), newestMessageAt: messages.map(\.createdAt).max())
+    }
+
     private func show(_ report: Report) throws {
         if options.json { return try Output.json(report) }
         var rows = [
@@ -63,6 +72,7 @@ struct Info: ParsableCommand {
             ["message files", "\(report.messageFiles)"],
             ["messages", "\(report.messages)"],
             ["users", "\(report.users)"],
+            ["outbox", report.outboxEntries.map { "\($0) queued to send" } ?? "not decoded (other record types)"],
             ["files on disk", "\(report.filesOnDisk)"],
             ["bytes on disk", "\(report.bytesOnDisk)"],
             ["quarantined", "\(report.quarantinedBytes) bytes"],

@@ -6,7 +6,7 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check every file of the cache format: data files against their sidecars, every record decoded.",
         discussion: """
-            Checks channels.lines, users.lines, every messages/<key>.lines, the continuity files, usage.lines, \
+            Checks channels.lines, users.lines, every messages/<key>.lines, the continuity files, outbox.lines, usage.lines, \
             records and preloaded. Prints "<path>: <problem>" for each bad file, then "N files checked, M bad". \
             Without --repair it reads only and changes nothing. With --repair, bad files are moved into the \
             cache's quarantine folder, as the library does when it loads one: each line ends with \

@@ -28,6 +28,10 @@ import Foundation
 // synchronous API; `delete <folder> <channel> <id>` deletes it through a
 // change log. For tests of another process writing between two of theirs.
 //
+// `flatcache-test-helper outbox-churn <folder> <server folder> <run> <count>`
+// queues `count` messages in the outbox and delivers them to a server kept in
+// a file, printing `accepted <request id>` after each queued (see `OutboxChurn`).
+//
 // `flatcache-test-helper hold <folder> <seconds>` takes, as another process,
 // every lock of the cache folder (what FlatCache's lock stripes lock: bytes
 // 0..<64 of `<folder>/format`), prints "holding", sleeps `seconds`, and exits,
@@ -69,11 +73,12 @@ func holdEveryLock(of folder: URL, for seconds: Double) -> Never {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold", "sweep"].contains(arguments[1]))
-    || (arguments.count == 6 && arguments[1] == "flush-churn")
+    || (arguments.count == 6 && ["flush-churn", "outbox-churn"].contains(arguments[1]))
 else {
     fail(
         "usage: flatcache-test-helper upsert <folder> <worker> <count> | churn <folder> <seed> <atomic|synchronized>"
             + " | flush-churn <folder> <seed> <atomic|synchronized> <limit>"
+            + " | outbox-churn <folder> <server folder> <run> <count>"
             + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>"
             + " | save <folder> <channel> <id> | delete <folder> <channel> <id>", status: 2)
 }
@@ -163,6 +168,11 @@ do {
         }
         FlushChurn.start(
             folder: folder, seed: seed, durability: arguments[4] == "synchronized" ? .synchronized : .atomic, limit: limit)
+    case "outbox-churn":
+        guard let run = Int(arguments[4]), let count = Int(arguments[5]), run >= 0, count >= 0 else {
+            fail("bad run or count", status: 2)
+        }
+        OutboxChurn.start(folder: folder, server: URL(fileURLWithPath: arguments[3]), run: run, count: count)
     default:
         fail("unknown command \(arguments[1])", status: 2)
     }
