@@ -229,12 +229,19 @@ def outbox_record(r):
 
 def fold_outbox(lines):
     """The live entries of the log, in queue order: the last line of each
-    request id wins, its place is its first line, sent and cancelled go."""
+    request id wins, its place is its first line (or, queued again after it
+    left, the line that queued it again), sent and cancelled go."""
     order, last = [], {}
+    gone = ("sent", "cancelled")
     for entry in lines:
-        if entry["requestID"] not in last:
-            order.append(entry["requestID"])
-        last[entry["requestID"]] = entry
+        rid = entry["requestID"]
+        previous = last.get(rid)
+        if previous is None:
+            order.append(rid)
+        elif previous["state"] in gone and entry["state"] not in gone:
+            order.remove(rid)
+            order.append(rid)
+        last[rid] = entry
     live = [last[i] for i in order if last[i]["state"] not in ("sent", "cancelled")]
     return [{"requestID": e["requestID"], "channelURL": e["channelURL"], "queuedAt": e["queuedAt"],
              "state": e["state"], "attempts": e["attempts"], "reason": e["reason"],

@@ -217,6 +217,17 @@ struct IndependentReaderTests {
         #expect(reading.outbox.map(\.requestID) == ["r0", "r69"])
         try await expectSameOutbox(compacted)
 
+        // A request id queued again after it left is a new entry at the end of the queue.
+        let requeued = folder.appending("requeued")
+        let again = try Cache(directory: requeued)
+        for id in ["a", "b"] {
+            try await again.outbox.send(ChatMessage(messageID: 0, channelURL: "c", createdAt: 0, text: id), requestID: id)
+        }
+        try await again.outbox.cancel("a")
+        try await again.outbox.send(ChatMessage(messageID: 0, channelURL: "c", createdAt: 0, text: "a again"), requestID: "a")
+        #expect(try python(requeued, keeping: 200, as: OutboxReading.self).outbox.map(\.requestID) == ["b", "a"])
+        try await expectSameOutbox(requeued)
+
         var bytes = whole
         bytes[20] ^= 1
         try bytes.write(to: file)

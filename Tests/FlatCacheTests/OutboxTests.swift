@@ -62,6 +62,17 @@ import Testing
         await #expect(throws: FlatCacheError.self) { try await cache.outbox.cancel("2") }
     }
 
+    @Test func aRequestIDQueuedAgainAfterItLeftJoinsTheEndOfTheQueue() async throws {
+        let cache = try open()
+        try await cache.outbox.send(Self.typed("first"), requestID: "again")
+        try await cache.outbox.send(Self.typed("second"), requestID: "other")
+        try await cache.outbox.cancel("again")
+        try await cache.outbox.send(Self.typed("first, typed again"), requestID: "again")
+        #expect(try await cache.outbox.entries().map(\.requestID) == ["other", "again"])
+        // Read from the file by another instance, the same.
+        #expect(try await open().outbox.entries().map(\.requestID) == ["other", "again"])
+    }
+
     @Test func badInputIsATypedError() async throws {
         let cache = try open()
         do {

@@ -316,7 +316,14 @@ public final class Outbox<Message: MessageRecord>: Sendable {
         }
 
         func apply(_ record: OutboxRecord<Message>) {
-            if last.updateValue(record, forKey: record.requestID) == nil { order.append(record.requestID) }
+            let previous = last.updateValue(record, forKey: record.requestID)
+            if previous == nil {
+                order.append(record.requestID)
+            } else if previous?.entry?.isWaiting != true, record.entry?.isWaiting == true {
+                // Queued again after it left (sent or cancelled): it joins the end of the queue.
+                order.removeAll { $0 == record.requestID }
+                order.append(record.requestID)
+            }
             lineCount += 1
         }
 
