@@ -77,7 +77,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FlatCacheTests",
-            dependencies: ["FlatCache", "FlatCacheMatrix", "FlatCacheSampleServer", "flatcache-test-helper", "flatcache"],
+            dependencies: ["FlatCache", "FlatCacheMatrix", "FlatCacheSampleServer", "flatcache-test-helper", "flatcache", "flatcache-demo"],
             exclude: ["Golden", "FuzzFindings"]
         ),
     ],

@@ -16,6 +16,8 @@ actor Transcript {
         case messages = "the message collection"
         /// A ``UserDirectory``.
         case users = "the user directory"
+        /// An ``Outbox``.
+        case outbox = "the outbox"
     }
 
     /// One event: who sent it, its case's name, and its line.
@@ -120,6 +122,8 @@ enum StoryError: Error, CustomStringConvertible {
     case unexpectedEvents([String], expected: [String])
     /// A call that must fail (the server is offline) succeeded.
     case didNotFail(String)
+    /// What a step claims did not hold (such as a message on the server twice).
+    case notHeld(String)
 
     /// A sentence that says what went wrong.
     var description: String {
@@ -132,6 +136,8 @@ enum StoryError: Error, CustomStringConvertible {
                 + "got \(events.joined(separator: ", "))."
         case .didNotFail(let call):
             "\(call) should have failed with the server offline, but it succeeded."
+        case .notHeld(let what):
+            "A step did not hold: \(what)."
         }
     }
 }

@@ -10,7 +10,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flatcache-bench",
         abstract: "Compare FlatCache with SQLite (GRDB) and a hand-written cache, next to the machine's limits.",
-        subcommands: [Run.self, MatrixRun.self],
+        subcommands: [Run.self, MatrixRun.self, OutboxRun.self],
         defaultSubcommand: Run.self)
 }
 
@@ -52,6 +52,7 @@ struct Run: ParsableCommand {
             try? FileManager.default.removeItem(at: folder)
             report.workloads.append(try WorkloadRun(workload: workload, folder: folder, rounds: rounds).measure())
         }
+        report.outbox = try OutboxRuns(workload: .small(), scratch: root.appendingPathComponent("outbox"), rounds: rounds).measure()
         print(report.markdown)
         if checkTargets && !report.allTargetsMet { throw ExitCode(1) }
     }

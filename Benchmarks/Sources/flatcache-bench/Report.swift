@@ -6,6 +6,8 @@ struct Report {
     let rounds: Int
     var codec = CodecComparison()
     var workloads = [WorkloadResult]()
+    /// Issue 23's outbox row, when it ran.
+    var outbox: OutboxResult?
 
     /// One target, checked on one measurement.
     struct Target {
@@ -17,6 +19,10 @@ struct Report {
     }
 
     var targets: [Target] {
+        workloadTargets + [outbox?.target].compactMap { $0 }
+    }
+
+    private var workloadTargets: [Target] {
         workloads.flatMap { result -> [Target] in
             let name = result.workload.name
             var targets = [Target]()
@@ -72,19 +78,23 @@ struct Report {
     var allTargetsMet: Bool { targets.allSatisfy(\.met) }
 
     var markdown: String {
-        var out = [String]()
-        out.append("## Machine\n")
-        out.append("\(ProcessInfo.processInfo.activeProcessorCount) cores, "
-            + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB, \(Self.cpuName), "
-            + "\(ProcessInfo.processInfo.operatingSystemVersionString). Medians of \(rounds) rounds after 1 warm-up "
-            + "(min–max in brackets), systems interleaved round by round.\n")
+        var out = [Self.machine(rounds: rounds)]
         for result in workloads { out.append(contentsOf: table(result)) }
         out.append(contentsOf: codecTable)
+        out.append(contentsOf: outbox?.markdown ?? [])
         out.append("## Targets\n")
         for target in targets {
             out.append("- \(target.met ? "met" : "MISSED"): \(target.text): \(String(format: "%.2f", target.measured))")
         }
         return out.joined(separator: "\n")
+    }
+
+    /// The "Machine" section: cores, memory, CPU, system, and how figures are taken.
+    static func machine(rounds: Int) -> String {
+        "## Machine\n\n\(ProcessInfo.processInfo.activeProcessorCount) cores, "
+            + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB, \(cpuName), "
+            + "\(ProcessInfo.processInfo.operatingSystemVersionString). Medians of \(rounds) rounds after 1 warm-up "
+            + "(min–max in brackets), systems interleaved round by round.\n"
     }
 
     private func table(_ result: WorkloadResult) -> [String] {
