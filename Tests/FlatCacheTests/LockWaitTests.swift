@@ -41,8 +41,8 @@ import Testing
         try cache.messages.saveNow(Fixtures.messages(5, in: "warm"))
         #expect(try await cache.messages.load(in: "warm").count == 5)
 
-        // and another process holding every lock of the folder for 20 s
-        let holder = try holdLocks(for: 20)
+        // and another process holding every lock of the folder for 30 s
+        let holder = try holdLocks(for: 30)
         let start = ContinuousClock.now
 
         // When loads of the cold channels start, more than the cooperative pool has threads
@@ -71,12 +71,13 @@ import Testing
         // (Alone they all finish within a few ms; with the whole suite running in parallel on two
         // cores, other suites' tests share the cooperative pool and it took up to 1.8 s, and 9.4 s
         // under ThreadSanitizer once the flush crash campaign and the model test ran beside it,
-        // and 18.6 s once with a second build and test run on the same two cores.
+        // 18.6 s once with a second build and test run on the same two cores, and 20.9 s in CI
+        // while process-driven tests still held pool threads: those now wait off the pool.
         // Were the waiting loads to block the pool's threads, none could finish before the lock
-        // is released, 20 s after `start`.)
+        // is released, 30 s after `start`.)
         #expect(small.count == 100)
         let slowest = small.max() ?? .zero
-        #expect(slowest < .milliseconds(19_500), "slowest small task took \(slowest)")
+        #expect(slowest < .milliseconds(29_500), "slowest small task took \(slowest)")
 
         // and the loads finished only once the holder let go, with their records
         var loaded = [(count: Int, done: Duration)]()
@@ -85,7 +86,7 @@ import Testing
         #expect(holder.terminationStatus == 0)
         for load in loaded {
             #expect(load.count == 3)
-            #expect(load.done > .milliseconds(19_500), "a load finished after \(load.done), while the lock was held")
+            #expect(load.done > .milliseconds(29_500), "a load finished after \(load.done), while the lock was held")
             #expect(load.done > slowest)
         }
     }

@@ -12,20 +12,20 @@ import Testing
     static var kills: Int { ProcessInfo.processInfo.environment["FLATCACHE_OUTBOX_KILLS"].flatMap(Int.init) ?? 100 }
 
     @Test(.timeLimit(.minutes(5)))
-    func killedAtRandomMomentsEveryAcceptedMessageReachesTheServerOnceInOrder() throws {
+    func killedAtRandomMomentsEveryAcceptedMessageReachesTheServerOnceInOrder() async throws {
         let folder = try TemporaryFolder()
         let server = try TemporaryFolder()
         var accepted = [String]()
         var killedMidRun = 0
         var random = SystemRandomNumberGenerator()
         for run in 0..<Self.kills {
-            let output = try runHelper(folder, server, run: run, count: 12, killAfter: .random(in: 5_000...120_000, using: &random))
+            let output = try await runHelper(folder, server, run: run, count: 20, killAfter: .random(in: 5_000...120_000, using: &random))
             accepted += output.lines.compactMap { $0.hasPrefix("accepted ") ? String($0.dropFirst(9)) : nil }
             if !output.lines.contains("drained") { killedMidRun += 1 }
             try checkOutboxFile(in: folder)
         }
         // A last process, not killed, delivers what is left.
-        let last = try runHelper(folder, server, run: Self.kills, count: 0, killAfter: nil)
+        let last = try await runHelper(folder, server, run: Self.kills, count: 0, killAfter: nil)
         #expect(last.lines.contains("drained"), "the last run did not drain the outbox: \(last.lines)")
         #expect(!FileManager.default.fileExists(atPath: folder.appending("outbox.lines").path))
 
@@ -50,13 +50,21 @@ import Testing
         return parts.count == 2 ? parts[0] * 1_000_000 + parts[1] : -1
     }
 
-    /// Runs `outbox-churn` and kills it after `killAfter` microseconds (or lets it end, within a minute).
+    /// Runs `outbox-churn` and kills it after `killAfter` microseconds (or lets it end, within a minute),
+    /// waiting on a thread of its own (see ``offThePool(_:)``).
     func runHelper(
         _ folder: TemporaryFolder, _ server: TemporaryFolder, run: Int, count: Int, killAfter: UInt32?
+    ) async throws -> (lines: [String], status: Int32) {
+        let (cache, files) = (folder.url.path, server.url.path)
+        return try await offThePool { try Self.runHelper(cache, files, run: run, count: count, killAfter: killAfter) }
+    }
+
+    static func runHelper(
+        _ folder: String, _ server: String, run: Int, count: Int, killAfter: UInt32?
     ) throws -> (lines: [String], status: Int32) {
         let process = Process()
         process.executableURL = ProcessTests.helper
-        process.arguments = ["outbox-churn", folder.url.path, server.url.path, "\(run)", "\(count)"]
+        process.arguments = ["outbox-churn", folder, server, "\(run)", "\(count)"]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
