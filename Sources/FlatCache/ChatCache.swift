@@ -152,7 +152,7 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     /// Waits for calls in progress to finish and holds off new ones until done.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
-    public func removeAll() throws(FlatCacheError) {
+    func removeAll() throws(FlatCacheError) {
         try storage.requireWritable()
         try storage.locks.withAllLocks { () throws(FlatCacheError) in
             try removeData()

@@ -11,7 +11,7 @@ extension MessageStore {
     ///   - limit: How many at most; 0 or more.
     /// - Returns: Up to `limit` messages, the newest ones, oldest first; `[]` when none are cached.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func loadLatest(in channelURL: String, limit: Int) throws(FlatCacheError) -> [Message] {
+    func loadLatest(in channelURL: String, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
         return try page(in: channelURL, Self.latest(limit: limit))
     }
@@ -26,7 +26,7 @@ extension MessageStore {
     ///   - inclusive: Whether a message created exactly at `timestamp` counts.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(
+    func load(
         in channelURL: String, before timestamp: Int64, limit: Int, inclusive: Bool = false
     ) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
@@ -43,7 +43,7 @@ extension MessageStore {
     ///   - inclusive: Whether a message created exactly at `timestamp` counts.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(
+    func load(
         in channelURL: String, after timestamp: Int64, limit: Int, inclusive: Bool = false
     ) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
@@ -70,7 +70,7 @@ extension MessageStore {
     ///   - limit: How many at most; 0 or more.
     /// - Returns: Up to `limit` messages, the nearest ones, oldest first.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(in channelURL: String, before message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
+    func load(in channelURL: String, before message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
         return try page(in: channelURL, Self.page(before: message, limit: limit))
     }
@@ -92,7 +92,7 @@ extension MessageStore {
     ///   - limit: How many at most; 0 or more.
     /// - Returns: Up to `limit` messages, the nearest ones, oldest first.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(in channelURL: String, after message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
+    func load(in channelURL: String, after message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
         return try page(in: channelURL, Self.page(after: message, limit: limit))
     }
