@@ -16,7 +16,7 @@ extension ChatCache {
     ///         guard case .recordTypeMismatch(_, let cached, _) = error,
     ///             cached == ChatCache<ChatMessage, ChatChannel, ChatUser>.recordTypes
     ///         else { throw error }
-    ///         return try ChatCache(directory: folder).migrate(
+    ///         return try ChatCache(directory: folder).blocking.migrate(
     ///             message: { SDKMessage($0) }, channel: { SDKChannel($0) }, user: { SDKUser($0) })
     ///     }
     /// }

@@ -1,7 +1,7 @@
 /// One file's state, as ``ChatCache/verify(repair:progress:)`` found it.
 ///
 /// ```swift
-/// for file in try cache.verify() where !file.isValid { print(file.path, file.problem ?? "") }
+/// for file in try await cache.verify() where !file.isValid { print(file.path, file.problem ?? "") }
 /// ```
 public struct VerifiedFile: Sendable, Hashable, Codable {
     /// The file's path inside the cache folder, such as `messages/<key>.lines`.

@@ -11,9 +11,9 @@ public import Foundation
 ///
 /// ```swift
 /// let cache = try ChatCache(directory: cachesFolder.appending(path: "chat"))
-/// let offline = try cache.messages.load(in: channelURL)   // show at once
+/// let offline = try await cache.messages.load(in: channelURL)   // show at once
 /// let fresh = try await api.fetchMessages(channelURL)
-/// try cache.messages.replace(fresh, in: channelURL)       // then replace
+/// try await cache.messages.replace(fresh, in: channelURL)       // then replace
 /// ```
 ///
 /// `ChatCache(directory:)` uses the built-in ``ChatMessage``, ``ChatChannel``

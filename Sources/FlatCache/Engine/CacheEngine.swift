@@ -384,7 +384,9 @@ final class CacheEngine: @unchecked Sendable {
         var firstFailure: FlatCacheError?
         for report in write(dirty, keepingChangesOnFailure: false) {
             switch report.outcome {
-            case .success(let outcome): result.count(outcome)
+            case .success(let outcome):
+                result.count(outcome)
+                result.recordsDropped += report.dropped
             case .failure(let error): firstFailure = firstFailure ?? error
             }
         }

@@ -4,9 +4,9 @@
 /// change too often to be worth it.
 ///
 /// ```swift
-/// try cache.channels.replace(with: fetchedChannels)   // the fresh list from the server
-/// try cache.channels.save([changedChannel])           // a "channel changed" event
-/// let list = try cache.channels.load()                // newest first
+/// try await cache.channels.replace(with: fetchedChannels)   // the fresh list from the server
+/// try await cache.channels.save([changedChannel])           // a "channel changed" event
+/// let list = try await cache.channels.load()                // newest first
 /// ```
 public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     let engine: CacheEngine

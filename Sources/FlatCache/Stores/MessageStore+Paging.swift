@@ -3,7 +3,7 @@ extension MessageStore {
     /// first screen of a chat view.
     ///
     /// ```swift
-    /// let screen = try cache.messages.loadLatest(in: channelURL, limit: 30)
+    /// let screen = try await cache.messages.loadLatest(in: channelURL, limit: 30)
     /// ```
     /// - important: Requires disk I/O.
     /// - Parameters:
@@ -58,9 +58,9 @@ extension MessageStore {
     /// shares the millisecond of `message`, and repeats none.
     ///
     /// ```swift
-    /// let page = try cache.messages.loadLatest(in: channelURL, limit: 30)
+    /// let page = try await cache.messages.loadLatest(in: channelURL, limit: 30)
     /// if let oldest = page.first {
-    ///     show(try cache.messages.load(in: channelURL, before: oldest, limit: 30))
+    ///     show(try await cache.messages.load(in: channelURL, before: oldest, limit: 30))
     /// }
     /// ```
     /// - important: Requires disk I/O.
@@ -80,9 +80,9 @@ extension MessageStore {
     /// newest one shown, oldest first.
     ///
     /// ```swift
-    /// let page = try cache.messages.loadLatest(in: channelURL, limit: 30)
+    /// let page = try await cache.messages.loadLatest(in: channelURL, limit: 30)
     /// if let newest = page.last {
-    ///     show(try cache.messages.load(in: channelURL, after: newest, limit: 30))   // after a refresh
+    ///     show(try await cache.messages.load(in: channelURL, after: newest, limit: 30))   // after a refresh
     /// }
     /// ```
     /// - important: Requires disk I/O.

@@ -4,10 +4,10 @@
 /// two writes to one channel never interleave.
 ///
 /// ```swift
-/// try cache.messages.save(fetched)                                    // upsert
-/// let page = try cache.messages.loadLatest(in: channelURL, limit: 30)  // newest 30, oldest first
+/// try await cache.messages.save(fetched)                                    // upsert
+/// let page = try await cache.messages.loadLatest(in: channelURL, limit: 30)  // newest 30, oldest first
 /// if let oldest = page.first {
-///     let older = try cache.messages.load(in: channelURL, before: oldest, limit: 30)
+///     let older = try await cache.messages.load(in: channelURL, before: oldest, limit: 30)
 ///     print(older.count)
 /// }
 /// ```
@@ -80,7 +80,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// into one cached as empty.
     ///
     /// ```swift
-    /// switch try cache.messages.loadIfCached(in: channelURL) {
+    /// switch try await cache.messages.loadIfCached(in: channelURL) {
     /// case nil: showSpinner()
     /// case let messages?: show(messages)            // may be empty: "no messages yet"
     /// }

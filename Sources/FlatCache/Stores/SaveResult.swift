@@ -27,7 +27,7 @@ public struct SaveResult: Sendable, Hashable, CustomStringConvertible {
     public var recordsLeftOut = 0
     /// Older messages dropped to keep each channel within
     /// ``Configuration/maxMessagesPerChannel``, counted when the file is
-    /// written: a scheduled file's are dropped by the flush that writes it, not counted here.
+    /// written: a scheduled file's by ``ChatCache/flush()`` when that flush is the one that writes it.
     public var recordsDropped = 0
 
     /// A result with the given counts, zero by default.

@@ -3,8 +3,8 @@
 /// Get it from ``ChatCache/users``.
 ///
 /// ```swift
-/// try cache.users.save(members)
-/// let mina = try cache.users.user(withID: "mina")
+/// try await cache.users.save(members)
+/// let mina = try await cache.users.user(withID: "mina")
 /// ```
 public struct UserStore<User: UserRecord>: Sendable {
     let engine: CacheEngine
