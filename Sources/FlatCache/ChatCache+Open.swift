@@ -13,13 +13,13 @@ extension ChatCache {
     /// let cache = try await ChatCache<SDKMessage, SDKChannel, SDKUser>.open(directory: folder)
     /// ```
     ///
-    /// It opens exactly as ``init(directory:configuration:)`` does.
+    /// It opens exactly as `init(directory:configuration:)` does.
     /// - Parameters:
     ///   - directory: A folder that is empty, missing, or a FlatCache folder
     ///     (with ``Configuration/readOnly``: a FlatCache folder).
     ///   - configuration: Retention, durability, logging, read-only and record-type choices.
     /// - Returns: The open cache.
-    /// - Throws: As ``init(directory:configuration:)``.
+    /// - Throws: As `init(directory:configuration:)`.
     public static func open(
         directory: URL, configuration: Configuration = Configuration()
     ) async throws(FlatCacheError) -> ChatCache {
@@ -43,7 +43,7 @@ extension ChatCache where Message == ChatMessage, Channel == ChatChannel, User =
     ///     (with ``Configuration/readOnly``: a FlatCache folder).
     ///   - configuration: Retention, durability, logging, read-only and record-type choices.
     /// - Returns: The open cache.
-    /// - Throws: As ``init(directory:configuration:)``.
+    /// - Throws: As `init(directory:configuration:)`.
     public static func open(
         directory: URL, configuration: Configuration = Configuration()
     ) async throws(FlatCacheError) -> ChatCache {

@@ -57,7 +57,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     /// The folder remembers the record types that wrote it (its `records`
     /// file); opening it with others throws rather than reading their bytes
     /// as damaged files. A folder that cannot be written opens read-only.
-    /// - important: Requires disk I/O.
+    /// - important: Blocks the calling thread on disk I/O (it may copy a preloaded bundle) and other
+    ///   processes' locks: from the main actor or a task, call `ChatCache.open(directory:configuration:)`.
     /// - Parameters:
     ///   - directory: A folder that is empty, missing, or a FlatCache folder
     ///     (with ``Configuration/readOnly``: a FlatCache folder).
@@ -184,7 +185,8 @@ extension ChatCache where Message == ChatMessage, Channel == ChatChannel, User =
     /// ```swift
     /// let cache = try ChatCache(directory: folder)
     /// ```
-    /// - important: Requires disk I/O.
+    /// - important: Blocks the calling thread on disk I/O (it may copy a preloaded bundle) and other
+    ///   processes' locks: from the main actor or a task, call `ChatCache.open(directory:configuration:)`.
     /// - Parameters:
     ///   - directory: A folder that is empty, missing, or a FlatCache folder
     ///     (with ``Configuration/readOnly``: a FlatCache folder).
