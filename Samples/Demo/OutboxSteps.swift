@@ -46,7 +46,7 @@ struct OutboxSteps {
             "the outbox holds \(entries.map(StoryLines.entry)), not the three typed, pending, in order")
         StoryLines.say("outbox", "\(entries.count) \(entries.count == 1 ? "entry" : "entries"), in the order typed:")
         for entry in entries { StoryLines.say("", StoryLines.entry(entry)) }
-        let bad = try cache.verify().filter { !$0.isValid }
+        let bad = try await cache.verify().filter { !$0.isValid }
         try check(bad.isEmpty, "verify() found bad files: \(bad.map(\.path))")
         StoryLines.say("verify", "every file matches its sidecar")
         return steps

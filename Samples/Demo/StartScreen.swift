@@ -75,14 +75,14 @@ struct StartScreen: AsyncParsableCommand {
     private func showAndRefresh(_ cache: ChatCache<ChatMessage, ChatChannel, ChatUser>) throws {
 
         let started = Date()
-        let channels = try cache.channels.load()
-        let cachedMessages = try channels.reduce(0) { $0 + (try cache.messages.load(in: $1.channelURL).count) }
+        let channels = try cache.channels.blocking.load()
+        let cachedMessages = try channels.reduce(0) { $0 + (try cache.messages.blocking.load(in: $1.channelURL).count) }
         let elapsed = Date().timeIntervalSince(started) * 1000
         if channels.isEmpty {
             print("\nOffline · the cache is empty: nothing to show until the server answers.")
         } else {
             print("\nOffline · read from the cache in \(String(format: "%.1f", elapsed)) ms: "
-                + "\(channels.count) channels, \(cachedMessages) messages, \(try cache.users.load().count) users.")
+                + "\(channels.count) channels, \(cachedMessages) messages, \(try cache.users.blocking.load().count) users.")
             try showScreen(cache, channels)
         }
         guard !offline else { return }
@@ -90,25 +90,25 @@ struct StartScreen: AsyncParsableCommand {
         let server = try SampleServer()
         print("\nOnline · the simulated server sent \(server.channels.count) channels, "
             + "\(server.messages.count) messages, \(server.users.count) users.")
-        let channelResult = try cache.channels.replace(with: server.channels)
+        let channelResult = try cache.channels.blocking.replace(with: server.channels)
         var messageResult = SaveResult()
-        for channel in try cache.channels.load() {
-            messageResult += try cache.messages.replace(server.messages(in: channel.channelURL), in: channel.channelURL)
+        for channel in try cache.channels.blocking.load() {
+            messageResult += try cache.messages.blocking.replace(server.messages(in: channel.channelURL), in: channel.channelURL)
         }
-        let userResult = try cache.users.save(server.users)
+        let userResult = try cache.users.blocking.save(server.users)
         print("  channels  \(Self.summary(channelResult, leftOut: "open channel"))")
         print("  messages  \(Self.summary(messageResult, leftOut: "unsent message"))")
         print("  users     \(Self.summary(userResult, leftOut: "user"))")
 
         if channels.isEmpty {
-            try showScreen(cache, try cache.channels.load())
+            try showScreen(cache, try cache.channels.blocking.load())
             print("\nRun it again to open the same screen offline, from the cache.")
         }
     }
 
     /// Empties the cache in `folder` (what a user logging out does).
     private static func removeAll(in folder: URL) throws {
-        try ChatCache(directory: folder).removeAll()
+        try ChatCache(directory: folder).blocking.removeAll()
     }
 
     /// The statistics, as an app's debug screen would show them.
@@ -132,7 +132,7 @@ struct StartScreen: AsyncParsableCommand {
         }
         guard let newest = channels.first else { return }
         print("\n  \(newest.name): latest messages")
-        for message in try cache.messages.load(in: newest.channelURL).suffix(3) {
+        for message in try cache.messages.blocking.load(in: newest.channelURL).suffix(3) {
             print("    \(Self.time(message.createdAt))  \(message.sender?.nickname ?? "admin"): \(message.text)")
         }
     }

@@ -12,11 +12,13 @@ extension ChatCache {
     /// Example: `try await cache.messages.save(CollectionOfOne(sent))`
     /// Example: `try await cache.flush()   // on disk now`
     ///
+    /// Its blocking twin, for a tool about to exit, is ``Blocking/flush()``.
+    ///
     /// A write that fails after its save returned is reported here: its
     /// changes are dropped from memory (the next load reads what is on disk)
     /// and the first such error is thrown; the others are logged.
     /// - important: Requires disk I/O, on the engine's thread.
-    /// - Returns: The files this flush wrote or found unchanged.
+    /// - Returns: The files this flush wrote or found unchanged, and the records retention dropped in them.
     /// - Throws: A file-system error for a file whose changes did not land.
     @discardableResult
     public func flush() async throws(FlatCacheError) -> SaveResult {
@@ -35,8 +37,10 @@ extension ChatCache {
         }
     }
 
-    /// Removes every cached channel, message and user, and changes not yet
-    /// written (see `removeAll()`); returns when done.
+    /// Removes every cached channel, message and user, the outbox (messages
+    /// not sent yet), changes not yet written, and the quarantine folder:
+    /// what an app does when its user logs out (see ``Blocking/removeAll()``);
+    /// returns when done. The folder stays a cache.
     ///
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
     public func removeAll() async throws(FlatCacheError) {

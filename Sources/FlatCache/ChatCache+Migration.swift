@@ -16,7 +16,7 @@ extension ChatCache {
     ///         guard case .recordTypeMismatch(_, let cached, _) = error,
     ///             cached == ChatCache<ChatMessage, ChatChannel, ChatUser>.recordTypes
     ///         else { throw error }
-    ///         return try ChatCache(directory: folder).migrate(
+    ///         return try ChatCache(directory: folder).blocking.migrate(
     ///             message: { SDKMessage($0) }, channel: { SDKChannel($0) }, user: { SDKUser($0) })
     ///     }
     /// }
@@ -53,7 +53,7 @@ extension ChatCache {
     ///   converted record, ``FlatCacheError/misplacedMessage(messageID:channelURL:expectedChannelURL:)``
     ///   for an outbox entry's message converted into another channel (all before anything is written),
     ///   ``FlatCacheError/readOnlyCache(_:)``, or a file-system error.
-    public func migrate<NewMessage: MessageRecord, NewChannel: ChannelRecord, NewUser: UserRecord>(
+    func migrate<NewMessage: MessageRecord, NewChannel: ChannelRecord, NewUser: UserRecord>(
         message: (Message) throws -> NewMessage?,
         channel: (Channel) throws -> NewChannel?,
         user: (User) throws -> NewUser?
@@ -91,6 +91,30 @@ extension ChatCache {
         if !newUsers.isEmpty { try migrated.users.save(newUsers) }
         try migrated.outbox.restoreBlocking(newOutbox)
         return migrated
+    }
+
+    /// Converts this cache's folder to other record types and opens it with
+    /// them, as ``Blocking/migrate(message:channel:user:)`` does (read it for
+    /// the whole story), on FlatCache's own threads: the `async` form an app calls.
+    ///
+    /// ```swift
+    /// let migrated = try await cache.migrate(
+    ///     message: { SDKMessage($0) }, channel: { SDKChannel($0) }, user: { SDKUser($0) })
+    /// ```
+    /// - Parameters:
+    ///   - message: The new record for a cached message; `nil` leaves it out.
+    ///   - channel: The new record for a cached channel; `nil` leaves it out.
+    ///   - user: The new record for a cached user; `nil` leaves it out.
+    /// - Returns: The cache, opened with the new types.
+    /// - Throws: As ``Blocking/migrate(message:channel:user:)``.
+    public func migrate<NewMessage: MessageRecord, NewChannel: ChannelRecord, NewUser: UserRecord>(
+        message: @escaping @Sendable (Message) throws -> NewMessage?,
+        channel: @escaping @Sendable (Channel) throws -> NewChannel?,
+        user: @escaping @Sendable (User) throws -> NewUser?
+    ) async throws(FlatCacheError) -> ChatCache<NewMessage, NewChannel, NewUser> {
+        try await engine.writing { [self] () throws(FlatCacheError) in
+            try self.migrate(message: message, channel: channel, user: user)
+        }
     }
 
     /// Each record converted, those converted to `nil` left out.

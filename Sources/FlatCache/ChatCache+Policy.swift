@@ -55,7 +55,7 @@ extension ChatCache {
     /// - important: Requires disk I/O on the caller's thread: never call it from the main actor.
     /// - Returns: The statistics.
     /// - Throws: A file-system error.
-    public func statisticsNow() throws(FlatCacheError) -> CacheStatistics {
+    func statisticsNow() throws(FlatCacheError) -> CacheStatistics {
         var statistics = try CacheStatistics.onDisk(layout, changed: engine.recordCountsWithChanges())
         let (counts, bytes, entries) = engine.statistics
         statistics.memoryBytes = bytes

@@ -1,7 +1,7 @@
 /// One file's state, as ``ChatCache/verify(repair:progress:)`` found it.
 ///
 /// ```swift
-/// for file in try cache.verify() where !file.isValid { print(file.path, file.problem ?? "") }
+/// for file in try await cache.verify() where !file.isValid { print(file.path, file.problem ?? "") }
 /// ```
 public struct VerifiedFile: Sendable, Hashable, Codable {
     /// The file's path inside the cache folder, such as `messages/<key>.lines`.
@@ -71,7 +71,7 @@ extension ChatCache {
     ///   and `preloaded`; files that do not exist get none.
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` when `repair` is asked of a
     ///   read-only cache, or a file-system error.
-    public func verify(
+    func verify(
         repair: Bool = false, progress: (_ checked: Int, _ total: Int) -> Void = { _, _ in }
     ) throws(FlatCacheError) -> [VerifiedFile] {
         if repair { try storage.requireWritable() }
@@ -85,5 +85,31 @@ extension ChatCache {
             }
         }, typed: true)
         return try verification.run(repair: repair, progress: progress)
+    }
+}
+
+extension ChatCache {
+    /// Checks every file of the cache folder that the format defines, as
+    /// ``Blocking/verify(repair:progress:)`` does, on FlatCache's own threads:
+    /// the `async` form an app calls.
+    ///
+    /// ```swift
+    /// let damaged = try await cache.verify().filter { !$0.isValid }
+    /// ```
+    /// - Parameters:
+    ///   - repair: Whether to move bad files aside and finish what a crash cut short.
+    ///   - progress: Called after each file, on one of FlatCache's threads,
+    ///     with the number checked and the total.
+    /// - Returns: One entry per file, in the order the blocking form gives.
+    /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` when `repair` is asked of a
+    ///   read-only cache, or a file-system error.
+    public func verify(
+        repair: Bool = false, progress: @escaping @Sendable (_ checked: Int, _ total: Int) -> Void = { _, _ in }
+    ) async throws(FlatCacheError) -> [VerifiedFile] {
+        // A repair moves and rewrites files: after write-behind, like the other writes.
+        let work = { @Sendable [self] () throws(FlatCacheError) -> [VerifiedFile] in
+            try self.verify(repair: repair, progress: progress)
+        }
+        return repair ? try await engine.writing(work) : try await engine.reading(work)
     }
 }

@@ -11,9 +11,9 @@ public import Foundation
 ///
 /// ```swift
 /// let cache = try ChatCache(directory: cachesFolder.appending(path: "chat"))
-/// let offline = try cache.messages.load(in: channelURL)   // show at once
+/// let offline = try await cache.messages.load(in: channelURL)   // show at once
 /// let fresh = try await api.fetchMessages(channelURL)
-/// try cache.messages.replace(fresh, in: channelURL)       // then replace
+/// try await cache.messages.replace(fresh, in: channelURL)       // then replace
 /// ```
 ///
 /// `ChatCache(directory:)` uses the built-in ``ChatMessage``, ``ChatChannel``
@@ -57,7 +57,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     /// The folder remembers the record types that wrote it (its `records`
     /// file); opening it with others throws rather than reading their bytes
     /// as damaged files. A folder that cannot be written opens read-only.
-    /// - important: Requires disk I/O.
+    /// - important: Blocks the calling thread on disk I/O (it may copy a preloaded bundle) and other
+    ///   processes' locks: from the main actor or a task, call `ChatCache.open(directory:configuration:)`.
     /// - Parameters:
     ///   - directory: A folder that is empty, missing, or a FlatCache folder
     ///     (with ``Configuration/readOnly``: a FlatCache folder).
@@ -152,7 +153,7 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     /// Waits for calls in progress to finish and holds off new ones until done.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
-    public func removeAll() throws(FlatCacheError) {
+    func removeAll() throws(FlatCacheError) {
         try storage.requireWritable()
         try storage.locks.withAllLocks { () throws(FlatCacheError) in
             try removeData()
@@ -184,7 +185,8 @@ extension ChatCache where Message == ChatMessage, Channel == ChatChannel, User =
     /// ```swift
     /// let cache = try ChatCache(directory: folder)
     /// ```
-    /// - important: Requires disk I/O.
+    /// - important: Blocks the calling thread on disk I/O (it may copy a preloaded bundle) and other
+    ///   processes' locks: from the main actor or a task, call `ChatCache.open(directory:configuration:)`.
     /// - Parameters:
     ///   - directory: A folder that is empty, missing, or a FlatCache folder
     ///     (with ``Configuration/readOnly``: a FlatCache folder).

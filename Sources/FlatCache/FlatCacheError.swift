@@ -6,7 +6,7 @@ public import Foundation
 ///
 /// ```swift
 /// do {
-///     try cache.messages.save(fetched)
+///     try await cache.messages.save(fetched)
 /// } catch FlatCacheError.fileSystem(.write, let path, .ENOSPC) {
 ///     showDiskFullBanner(path)
 /// }

@@ -114,9 +114,9 @@ import Testing
     /// A channel, four messages and two users of an app's own record types, saved in `directory`.
     static func saveCustomRecords(in directory: URL) throws -> ChatCache<SDKMessage, SDKChannel, SDKUser> {
         let sdk = try ChatCache<SDKMessage, SDKChannel, SDKUser>(directory: directory)
-        try sdk.channels.save([SDKChannel(channelURL: "a", isGroupChannel: true, lastMessageAt: 5)])
-        try sdk.messages.save((1...4).map { SDKMessage(messageID: $0, channelURL: "a", createdAt: $0, body: "m") })
-        try sdk.users.save([SDKUser(userID: "u1"), SDKUser(userID: "u2")])
+        try sdk.channels.blocking.save([SDKChannel(channelURL: "a", isGroupChannel: true, lastMessageAt: 5)])
+        try sdk.messages.blocking.save((1...4).map { SDKMessage(messageID: $0, channelURL: "a", createdAt: $0, body: "m") })
+        try sdk.users.blocking.save([SDKUser(userID: "u1"), SDKUser(userID: "u2")])
         return sdk
     }
 

@@ -60,7 +60,7 @@ import Testing
         try expectGolden("verify-after-repair", ["verify", "cache"])
         // The file moved aside counts in info's quarantined bytes, as in the library's statistics.
         try expectGolden("info-after-repair", ["info", "cache", "--json"])
-        let statistics = try ChatCache(directory: folder.appending("cache"), configuration: Configuration(readOnly: true)).statisticsNow()
+        let statistics = try ChatCache(directory: folder.appending("cache"), configuration: Configuration(readOnly: true)).blocking.statistics()
         #expect(statistics.quarantinedBytes > 0)
         #expect(try flatcache(["info", "cache", "--json"]).stdout.contains("\"quarantinedBytes\" : \(statistics.quarantinedBytes),"))
     }
@@ -108,7 +108,7 @@ import Testing
         try Data((line + "\n").utf8).write(to: folder.appending("one.jsonl"))
         try expectGolden("import-file", ["import", "cache", "--file", "one.jsonl"])
         let cache = try ChatCache(directory: folder.appending("cache"))
-        #expect(try cache.messages.load(in: "sendbird_group_channel_books").last?.text == "imported")
+        #expect(try cache.messages.blocking.load(in: "sendbird_group_channel_books").last?.text == "imported")
     }
 
     @Test func badFoldersGetOneClearLine() throws {

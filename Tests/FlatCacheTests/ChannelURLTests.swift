@@ -24,7 +24,7 @@ import Testing
         let messages = Self.hostile.enumerated().map { Fixtures.message(Int64($0 + 1), at: 1_000, in: $1) }
 
         // When they are saved
-        let result = try cache.messages.save(messages)
+        let result = try cache.messages.blocking.save(messages)
 
         // Then each went to its own 64-hex-digit file inside messages/
         #expect(result.filesWritten == Self.hostile.count)
@@ -37,15 +37,15 @@ import Testing
 
         // and each loads back exactly its own message
         for message in messages {
-            #expect(try cache.messages.load(in: message.channelURL) == [message])
+            #expect(try cache.messages.blocking.load(in: message.channelURL) == [message])
         }
     }
 
     @Test func theSameURLAlwaysMapsToTheSameFile() throws {
         for url in Self.hostile {
-            try cache.messages.save([Fixtures.message(1, at: 1, in: url)])
-            try cache.messages.save([Fixtures.message(2, at: 2, in: url)])
-            #expect(try cache.messages.load(in: url).map(\.messageID) == [1, 2])
+            try cache.messages.blocking.save([Fixtures.message(1, at: 1, in: url)])
+            try cache.messages.blocking.save([Fixtures.message(2, at: 2, in: url)])
+            #expect(try cache.messages.blocking.load(in: url).map(\.messageID) == [1, 2])
         }
     }
 }

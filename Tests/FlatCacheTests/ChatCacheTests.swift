@@ -19,8 +19,8 @@ import Testing
     }
 
     @Test func reopensItsOwnFolder() throws {
-        try ChatCache(directory: folder.url).users.save([Fixtures.mina])
-        #expect(try ChatCache(directory: folder.url).users.load() == [Fixtures.mina])
+        try ChatCache(directory: folder.url).users.blocking.save([Fixtures.mina])
+        #expect(try ChatCache(directory: folder.url).users.blocking.load() == [Fixtures.mina])
     }
 
     @Test func refusesANewerFormat() throws {
@@ -68,11 +68,11 @@ import Testing
 
     @Test func aFolderWithOnlyItsOwnFilesGetsItsMarkerBack() throws {
         // Given a cache whose marker is gone (a crash between creating the folder and marking it)
-        try ChatCache(directory: folder.url).users.save([Fixtures.mina])
+        try ChatCache(directory: folder.url).users.blocking.save([Fixtures.mina])
         try FileManager.default.removeItem(at: folder.appending("format"))
 
         // Then it opens, with its data, and is marked again
-        #expect(try ChatCache(directory: folder.url).users.load() == [Fixtures.mina])
+        #expect(try ChatCache(directory: folder.url).users.blocking.load() == [Fixtures.mina])
         #expect(FileManager.default.fileExists(atPath: folder.appending("format").path))
     }
 
@@ -80,15 +80,15 @@ import Testing
         // Given an open cache whose folder is deleted behind its back
         let directory = folder.appending("cache")
         let cache = try ChatCache(directory: directory)
-        try cache.messages.save(Fixtures.messages(2))
+        try cache.messages.blocking.save(Fixtures.messages(2))
         try FileManager.default.removeItem(at: directory)
 
         // When it is used again: a miss, then a save recreates the folder
-        #expect(try cache.messages.load(in: Fixtures.channelURL) == [])
-        try cache.messages.save(Fixtures.messages(3))
+        #expect(try cache.messages.blocking.load(in: Fixtures.channelURL) == [])
+        try cache.messages.blocking.save(Fixtures.messages(3))
 
         // Then the app's next launch opens it normally
-        #expect(try ChatCache(directory: directory).messages.load(in: Fixtures.channelURL) == Fixtures.messages(3))
+        #expect(try ChatCache(directory: directory).messages.blocking.load(in: Fixtures.channelURL) == Fixtures.messages(3))
     }
 
     @Test func opensThroughSymbolicLinksToFolders() throws {
@@ -96,8 +96,8 @@ import Testing
         let real = folder.appending("real")
         try FileManager.default.createDirectory(at: real, withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(at: folder.appending("link"), withDestinationURL: real)
-        try ChatCache(directory: folder.appending("link")).users.save([Fixtures.mina])
-        try ChatCache(directory: folder.appending("link/nested/cache")).users.save([Fixtures.mina])
+        try ChatCache(directory: folder.appending("link")).users.blocking.save([Fixtures.mina])
+        try ChatCache(directory: folder.appending("link/nested/cache")).users.blocking.save([Fixtures.mina])
         #expect(FileManager.default.fileExists(atPath: real.appendingPathComponent("users.lines").path))
         #expect(FileManager.default.fileExists(atPath: real.appendingPathComponent("nested/cache/users.lines").path))
     }
@@ -107,17 +107,17 @@ import Testing
         let cacheFolder = folder.appending("cache")
         let outside = folder.appending("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: false)
-        try ChatCache(directory: cacheFolder).messages.save(Fixtures.messages(2))
+        try ChatCache(directory: cacheFolder).messages.blocking.save(Fixtures.messages(2))
         try FileManager.default.removeItem(at: cacheFolder.appendingPathComponent("messages"))
         try FileManager.default.createSymbolicLink(at: cacheFolder.appendingPathComponent("messages"), withDestinationURL: outside)
 
         // When it is opened and used
         let cache = try ChatCache(directory: cacheFolder)
-        try cache.messages.save(Fixtures.messages(3))
+        try cache.messages.blocking.save(Fixtures.messages(3))
 
         // Then nothing was written through the link, and the cache works inside its folder
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == [])
-        #expect(try cache.messages.load(in: Fixtures.channelURL) == Fixtures.messages(3))
+        #expect(try cache.messages.blocking.load(in: Fixtures.channelURL) == Fixtures.messages(3))
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: cacheFolder.appendingPathComponent("messages").path, isDirectory: &isDirectory))
         #expect(isDirectory.boolValue)
@@ -142,12 +142,12 @@ import Testing
 
         // Then a message save fails with a typed error naming the path, and other stores still work
         #expect {
-            try cache.messages.save(Fixtures.messages(1))
+            try cache.messages.blocking.save(Fixtures.messages(1))
         } throws: { error in
             guard case FlatCacheError.fileSystem(_, let path, _) = error else { return false }
             return path.contains("/messages")
         }
-        try cache.users.save([Fixtures.mina])
+        try cache.users.blocking.save([Fixtures.mina])
     }
 
     @Test func rejectsAConfigurationOutOfRange() throws {
@@ -163,8 +163,8 @@ import Testing
         let durable = try ChatCache(
             directory: folder.appending("durable"), configuration: Configuration(durability: .synchronized))
         for cache in [fast, durable] {
-            try cache.messages.save(Fixtures.messages(3))
-            try cache.users.save([Fixtures.mina])
+            try cache.messages.blocking.save(Fixtures.messages(3))
+            try cache.users.blocking.save([Fixtures.mina])
         }
         #expect(try GoldenFolder.differences(between: folder.appending("fast"), and: folder.appending("durable")).isEmpty)
     }
@@ -174,19 +174,19 @@ import Testing
     @Test func removeAllEmptiesTheCacheButKeepsItACache() throws {
         // Given a cache with everything in it, including a quarantined file
         let cache = try ChatCache(directory: folder.url, configuration: Configuration(logger: LogRecorder().logger))
-        try cache.channels.replace(with: [Fixtures.channel("a", lastMessageAt: 1)])
-        try cache.messages.save(Fixtures.messages(3, in: "a"))
-        try cache.users.save([Fixtures.mina])
+        try cache.channels.blocking.replace(with: [Fixtures.channel("a", lastMessageAt: 1)])
+        try cache.messages.blocking.save(Fixtures.messages(3, in: "a"))
+        try cache.users.blocking.save([Fixtures.mina])
         try Data("garbage\n".utf8).write(to: folder.appending("users.lines"))
-        _ = try cache.users.load()
+        _ = try cache.users.blocking.load()
 
         // When the user logs out
-        try cache.removeAll()
+        try cache.blocking.removeAll()
 
         // Then only the marker and the record types are left, and the cache still works
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "records"])
-        try cache.users.save([Fixtures.mina])
-        #expect(try cache.users.load() == [Fixtures.mina])
+        try cache.users.blocking.save([Fixtures.mina])
+        #expect(try cache.users.blocking.load() == [Fixtures.mina])
     }
 
     // MARK: - Errors read as sentences

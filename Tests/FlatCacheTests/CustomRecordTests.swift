@@ -55,12 +55,12 @@ struct UnserializableUser: UserRecord {
     @Test func anAppCachesItsOwnTypes() throws {
         let cache = try ChatCache<SDKMessage, SDKChannel, SDKUser>(directory: folder.url)
         let message = SDKMessage(messageID: 5, channelURL: "c", createdAt: 10, body: "pipes | inside")
-        try cache.messages.save([message])
-        try cache.channels.save([SDKChannel(channelURL: "c", isGroupChannel: true, lastMessageAt: 10)])
-        try cache.users.save([SDKUser(userID: "u")])
-        #expect(try cache.messages.load(in: "c") == [message])
-        #expect(try cache.channels.load().map(\.channelURL) == ["c"])
-        #expect(try cache.users.load() == [SDKUser(userID: "u")])
+        try cache.messages.blocking.save([message])
+        try cache.channels.blocking.save([SDKChannel(channelURL: "c", isGroupChannel: true, lastMessageAt: 10)])
+        try cache.users.blocking.save([SDKUser(userID: "u")])
+        #expect(try cache.messages.blocking.load(in: "c") == [message])
+        #expect(try cache.channels.blocking.load().map(\.channelURL) == ["c"])
+        #expect(try cache.users.blocking.load() == [SDKUser(userID: "u")])
         let line = try String(contentsOf: folder.appending("messages").appendingPathComponent(
             try #require(FileManager.default.contentsOfDirectory(atPath: folder.appending("messages").path).sorted().first)),
             encoding: .utf8)
@@ -70,7 +70,7 @@ struct UnserializableUser: UserRecord {
     @Test func aSerializationFailureIsATypedErrorAndWritesNothing() throws {
         let cache = try ChatCache<SDKMessage, SDKChannel, UnserializableUser>(directory: folder.url)
         #expect {
-            try cache.users.save([UnserializableUser(userID: "u")])
+            try cache.users.blocking.save([UnserializableUser(userID: "u")])
         } throws: { error in
             guard case FlatCacheError.serializationFailed(let type, let underlying) = error else { return false }
             return type == "UnserializableUser" && underlying is UnserializableUser.Refused

@@ -34,15 +34,15 @@ import Testing
         let lobby = ChatChannel(channelURL: "lobby", kind: .open, name: "Lobby", memberCount: 0, createdAt: 1_690_000_000_000)
         let shout = ChatMessage(
             messageID: 9, channelURL: "lobby", channelKind: .open, createdAt: 1_700_000_200_000, sender: zoe, text: "Hey")
-        try cache.channels.save([
+        try cache.channels.blocking.save([
             ChatChannel(channelURL: "trip", kind: .group, name: "Trip", memberCount: 2, createdAt: 1_699_000_000_000),
             ChatChannel(
                 channelURL: "cafe", kind: .group, name: "Café", memberCount: 0, createdAt: 1_600_000_000_000,
                 lastMessage: joined),
             lobby,
         ])
-        try cache.messages.save([reply, hello, joined, coffee, unsent, cup, shout])
-        try cache.users.save([ana, zoe])
+        try cache.messages.blocking.save([reply, hello, joined, coffee, unsent, cup, shout])
+        try cache.users.blocking.save([ana, zoe])
     }
 
     @Test func theWorkedExampleIsPinnedByAGolden() throws {
@@ -53,11 +53,11 @@ import Testing
     @Test func theWorkedExampleLeavesOutWhatTheRulesSay() throws {
         try saveWorkedExample(into: folder.url)
         let cache = try ChatCache(directory: folder.url)
-        #expect(try cache.channels.load().map(\.channelURL) == ["cafe", "trip"])
-        #expect(try cache.messages.load(in: "trip").map(\.messageID) == [1, 2])
-        #expect(try cache.messages.load(in: "cafe").map(\.messageID) == [6, 7])
-        #expect(try cache.messages.load(in: "lobby").isEmpty)
-        #expect(try cache.users.load().map(\.userID) == ["Zoe", "ana"])
+        #expect(try cache.channels.blocking.load().map(\.channelURL) == ["cafe", "trip"])
+        #expect(try cache.messages.blocking.load(in: "trip").map(\.messageID) == [1, 2])
+        #expect(try cache.messages.blocking.load(in: "cafe").map(\.messageID) == [6, 7])
+        #expect(try cache.messages.blocking.load(in: "lobby").isEmpty)
+        #expect(try cache.users.blocking.load().map(\.userID) == ["Zoe", "ana"])
     }
 
     /// The JSON record form as `docs/format.md` shows it: what `JSONCacheRecord` writes, escapes included.

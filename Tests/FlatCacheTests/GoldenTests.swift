@@ -31,9 +31,9 @@ import Testing
         let cache = try ChatCache(directory: folder.url)
 
         // When it is cached through the public API
-        let channels = try cache.channels.replace(with: server.channels)
-        let messages = try cache.messages.save(server.messages)
-        let users = try cache.users.save(server.users)
+        let channels = try cache.channels.blocking.replace(with: server.channels)
+        let messages = try cache.messages.blocking.save(server.messages)
+        let users = try cache.users.blocking.save(server.users)
 
         // Then the rules left out the open channel, its 15 messages and the unsent one
         #expect(channels == SaveResult(filesWritten: 1, recordsLeftOut: 1))
@@ -53,11 +53,11 @@ import Testing
         let cache = try ChatCache(directory: copy, configuration: Configuration(logger: recorder.logger))
 
         // Then it holds exactly the sample data, and nothing was found corrupt
-        #expect(try cache.channels.load() == expectedChannels)
+        #expect(try cache.channels.blocking.load() == expectedChannels)
         for channel in expectedChannels {
-            #expect(try cache.messages.load(in: channel.channelURL) == expectedMessages(in: channel.channelURL))
+            #expect(try cache.messages.blocking.load(in: channel.channelURL) == expectedMessages(in: channel.channelURL))
         }
-        #expect(try cache.users.load() == server.users.sorted { $0.userID.utf8.lexicographicallyPrecedes($1.userID.utf8) })
+        #expect(try cache.users.blocking.load() == server.users.sorted { $0.userID.utf8.lexicographicallyPrecedes($1.userID.utf8) })
         #expect(recorder.entries.isEmpty)
         #expect(try GoldenFolder.differences(between: copy, and: GoldenFolder.url("sample-cache")).isEmpty)
     }

@@ -39,48 +39,48 @@ import Testing
     @Test func replacingTheSameMessagesHealsAFileDamagedInPlace() throws {
         // Given a channel whose file had one bit flipped on disk, at the same size
         let messages = Fixtures.messages(5)
-        try cache.messages.replace(messages, in: url)
+        try cache.messages.blocking.replace(messages, in: url)
         try flipABit(in: try messageFile())
 
         // When the app saves the very same messages again
-        let result = try cache.messages.replace(messages, in: url)
+        let result = try cache.messages.blocking.replace(messages, in: url)
 
         // Then the file was rewritten, not reported unchanged, and reads back whole
         #expect(result.filesWritten == 1 && result.filesUnchanged == 0)
-        #expect(try cache.messages.load(in: url) == messages)
+        #expect(try cache.messages.blocking.load(in: url) == messages)
         #expect(recorder.files.isEmpty)
         // and saving once more is a true "unchanged"
-        #expect(try cache.messages.replace(messages, in: url).filesUnchanged == 1)
+        #expect(try cache.messages.blocking.replace(messages, in: url).filesUnchanged == 1)
     }
 
     @Test func replacingTheSameChannelListHealsChannelsLines() throws {
         let channels = [Fixtures.channel("a", lastMessageAt: 2), Fixtures.channel("b", lastMessageAt: 1)]
-        try cache.channels.replace(with: channels)
+        try cache.channels.blocking.replace(with: channels)
         try flipABit(in: folder.appending("channels.lines"), at: 3)
 
-        let result = try cache.channels.replace(with: channels)
+        let result = try cache.channels.blocking.replace(with: channels)
 
         #expect(result.filesWritten == 1)
-        #expect(try cache.channels.load() == channels)
+        #expect(try cache.channels.blocking.load() == channels)
     }
 
     @Test func aDamagedSidecarIsRewrittenToo() throws {
         let messages = Fixtures.messages(3)
-        try cache.messages.replace(messages, in: url)
+        try cache.messages.blocking.replace(messages, in: url)
         try flipABit(in: try messageFile().appendingPathExtension("sha256"), at: 0)
 
-        #expect(try cache.messages.replace(messages, in: url).filesWritten == 1)
-        #expect(try cache.messages.load(in: url) == messages)
+        #expect(try cache.messages.blocking.replace(messages, in: url).filesWritten == 1)
+        #expect(try cache.messages.blocking.load(in: url) == messages)
     }
 
     @Test func anUpsertIntoADamagedFileReportsItAndHeals() throws {
-        try cache.messages.replace(Fixtures.messages(3), in: url)
+        try cache.messages.blocking.replace(Fixtures.messages(3), in: url)
         try flipABit(in: try messageFile())
 
-        let result = try cache.messages.save([Fixtures.message(9, at: 9_000)])
+        let result = try cache.messages.blocking.save([Fixtures.message(9, at: 9_000)])
 
         #expect(result.filesWritten == 1)
-        #expect(try cache.messages.load(in: url) == [Fixtures.message(9, at: 9_000)])
+        #expect(try cache.messages.blocking.load(in: url) == [Fixtures.message(9, at: 9_000)])
         #expect(recorder.files.count == 1)
         #expect(recorder.files.first?.movedTo?.hasPrefix("quarantine/") == true)
     }
@@ -91,7 +91,7 @@ import Testing
     func aFolderWhereAFileBelongsIsMovedAsideAndTheSaveHeals(_ place: String) throws {
         // Given a channel file, then a folder (with a file in it) planted where one of its files goes
         let messages = Fixtures.messages(4)
-        try cache.messages.replace(Fixtures.messages(2), in: url)
+        try cache.messages.blocking.replace(Fixtures.messages(2), in: url)
         let data = try messageFile()
         let target: URL = switch place {
         case "data": data
@@ -104,13 +104,13 @@ import Testing
         try Data("x".utf8).write(to: target.appendingPathComponent("inside"))
 
         // When the app replaces the channel, twice
-        let first = try cache.messages.replace(messages, in: url)
-        let second = try cache.messages.replace(messages, in: url)
+        let first = try cache.messages.blocking.replace(messages, in: url)
+        let second = try cache.messages.blocking.replace(messages, in: url)
 
         // Then the first write moved the folder aside and wrote, the second found it unchanged
         #expect(first.filesWritten == 1)
         #expect(second.filesUnchanged == 1)
-        #expect(try cache.messages.load(in: url) == messages)
+        #expect(try cache.messages.blocking.load(in: url) == messages)
         var isDirectory: ObjCBool = false
         #expect(!(FileManager.default.fileExists(atPath: target.path, isDirectory: &isDirectory) && isDirectory.boolValue))
         #expect(recorder.files.count == 1)
@@ -123,8 +123,8 @@ import Testing
         try FileManager.default.createDirectory(at: folder.appending("channels.lines"), withIntermediateDirectories: false)
         let channels = [Fixtures.channel("a", lastMessageAt: 2)]
 
-        #expect(try cache.channels.replace(with: channels).filesWritten == 1)
-        #expect(try cache.channels.load() == channels)
+        #expect(try cache.channels.blocking.replace(with: channels).filesWritten == 1)
+        #expect(try cache.channels.blocking.load() == channels)
     }
 }
 
@@ -139,53 +139,53 @@ import Testing
     }
 
     @Test func logOutRemovesAFolderPlantedWhereADataFileBelongs() throws {
-        try cache.messages.save(Fixtures.messages(2))
+        try cache.messages.blocking.save(Fixtures.messages(2))
         try FileManager.default.createDirectory(at: folder.appending("users.lines/inside"), withIntermediateDirectories: true)
 
-        try cache.removeAll()
+        try cache.blocking.removeAll()
 
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "records"])
     }
 
     @Test func removingAChannelRemovesAFolderPlantedAsItsFile() throws {
-        try cache.messages.save(Fixtures.messages(2))
+        try cache.messages.blocking.save(Fixtures.messages(2))
         let messages = folder.appending("messages")
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: messages.path).first { $0.hasSuffix(".lines") })
         try FileManager.default.removeItem(at: messages.appendingPathComponent(name))
         try FileManager.default.createDirectory(at: messages.appendingPathComponent(name + "/inside"), withIntermediateDirectories: true)
 
-        try cache.messages.removeAll(in: Fixtures.channelURL)
+        try cache.messages.blocking.removeAll(in: Fixtures.channelURL)
 
         #expect(try FileManager.default.contentsOfDirectory(atPath: messages.path).isEmpty)
-        #expect(try cache.messages.loadIfCached(in: Fixtures.channelURL) == nil)
+        #expect(try cache.messages.blocking.loadIfCached(in: Fixtures.channelURL) == nil)
     }
 
     @Test func changesThatOnlyTakeAwayLeaveNeverCachedAsItIs() throws {
-        let result = try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [5], in: "never")
-        try cache.channels.remove(channelURL: "never")
-        try cache.users.remove(userIDs: ["nobody"])
+        let result = try cache.messages.blocking.applyChangeLog(updated: [], deletedMessageIDs: [5], in: "never")
+        try cache.channels.blocking.remove(channelURL: "never")
+        try cache.users.blocking.remove(userIDs: ["nobody"])
 
         #expect(result.filesWritten == 0 && result.filesUnchanged == 0)
-        #expect(try cache.messages.loadIfCached(in: "never") == nil)
+        #expect(try cache.messages.blocking.loadIfCached(in: "never") == nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "records"])
 
         // while deleting the last cached message leaves the channel cached as empty
-        try cache.messages.save([Fixtures.message(5, at: 5)])
-        try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [5], in: Fixtures.channelURL)
-        #expect(try cache.messages.loadIfCached(in: Fixtures.channelURL) == [])
+        try cache.messages.blocking.save([Fixtures.message(5, at: 5)])
+        try cache.messages.blocking.applyChangeLog(updated: [], deletedMessageIDs: [5], in: Fixtures.channelURL)
+        #expect(try cache.messages.blocking.loadIfCached(in: Fixtures.channelURL) == [])
     }
 
     @Test func verifyWithoutRepairLeavesACrashCutReplaceAsItIs() throws {
         // Given new data beside its old sidecar, the new sidecar waiting in its temporary file
         let sidecar = folder.appending("users.lines.sha256")
-        try cache.users.save([Fixtures.mina])
+        try cache.users.blocking.save([Fixtures.mina])
         let old = try Data(contentsOf: sidecar)
-        try cache.users.save([ChatUser(userID: "zoe", nickname: "Zoe")])
+        try cache.users.blocking.save([ChatUser(userID: "zoe", nickname: "Zoe")])
         try Data(contentsOf: sidecar).write(to: folder.appending(".users.lines.sha256.tmp"))
         try old.write(to: sidecar)
 
         // When it is verified without repair, the data is whole and nothing is renamed
-        #expect(try cache.verify().allSatisfy(\.isValid))
+        #expect(try cache.blocking.verify().allSatisfy(\.isValid))
         #expect(FileManager.default.fileExists(atPath: folder.appending(".users.lines.sha256.tmp").path))
         #expect(try Data(contentsOf: sidecar) == old)
     }

@@ -65,26 +65,26 @@ extension CLITests {
     @Test func maxMessagesKeepsAChannelOf250AndRoundTripsByteForByte() throws {
         // Given a folder an app wrote with room for 300 messages per channel, one channel holding 250
         let app = try libraryCache("app", maxMessages: 300)
-        try app.channels.replace(with: [Fixtures.channel("big", lastMessageAt: 250_000)])
-        try app.messages.replace(Fixtures.messages(250, in: "big"), in: "big")
-        try app.users.save([Fixtures.mina])
+        try app.channels.blocking.replace(with: [Fixtures.channel("big", lastMessageAt: 250_000)])
+        try app.messages.blocking.replace(Fixtures.messages(250, in: "big"), in: "big")
+        try app.users.blocking.save([Fixtures.mina])
         // When it is exported and imported with --max-messages 300
         let (_, imported) = try exportThenImport("app", into: "copy", ["--max-messages", "300"])
         // Then all 250 are kept, nothing is reported left out, and the copy is identical
         #expect(imported.status == 0)
         #expect(imported.stderr.isEmpty)
         let copy = try ChatCache(directory: folder.appending("copy"), configuration: .init(maxMessagesPerChannel: 300))
-        #expect(try copy.messages.load(in: "big").count == 250)
+        #expect(try copy.messages.blocking.load(in: "big").count == 250)
         #expect(try differences("copy", "app").isEmpty)
     }
 
     @Test func theDefaultDrops50OlderMessagesAndSaysSo() throws {
         let app = try libraryCache("app", maxMessages: 300)
-        try app.messages.replace(Fixtures.messages(250, in: "big"), in: "big")
+        try app.messages.blocking.replace(Fixtures.messages(250, in: "big"), in: "big")
         let export = try flatcache(["export", "app"]).stdout
         try expectGolden("import-drops-older-messages", ["import", "copy"], input: Data(export.utf8))
         try expectGolden("import-drops-older-messages-json", ["import", "copy-json", "--json"], input: Data(export.utf8))
-        let kept = try ChatCache(directory: folder.appending("copy")).messages.load(in: "big")
+        let kept = try ChatCache(directory: folder.appending("copy")).messages.blocking.load(in: "big")
         #expect(kept.count == 200)
         #expect(kept.first?.messageID == 51)
     }
@@ -105,7 +105,7 @@ extension CLITests {
             ].joined(separator: "\n").utf8)
         try expectGolden("import-left-out", ["import", "new-cache"], input: input)
         try expectGolden("import-left-out-json", ["import", "new-cache-json", "--json"], input: input)
-        let trip = try ChatCache(directory: folder.appending("new-cache")).messages.load(in: "trip")
+        let trip = try ChatCache(directory: folder.appending("new-cache")).messages.blocking.load(in: "trip")
         #expect(trip.map(\.text) == ["edited"])
     }
 
@@ -124,8 +124,8 @@ extension CLITests {
     @Test func emptyChannelListAndEmptyUsersSurviveExportAndImport() throws {
         // Given a folder with an empty channel list and an empty users file, written by the library
         let app = try libraryCache("app")
-        try app.channels.replace(with: [])
-        try app.users.save([])
+        try app.channels.blocking.replace(with: [])
+        try app.users.blocking.save([])
         // When it is exported and imported into an empty folder
         try expectGolden("export-empty-files", ["export", "app"])
         let (_, imported) = try exportThenImport("app", into: "copy")
@@ -139,12 +139,12 @@ extension CLITests {
     @Test func aChannelCachedAsEmptySurvivesExportAndImport() throws {
         // Given two listed channels, one cached as empty, and a message file of an unlisted channel cached as empty
         let app = try libraryCache("app")
-        try app.channels.replace(with: [
+        try app.channels.blocking.replace(with: [
             Fixtures.channel("quiet", lastMessageAt: 1_000), Fixtures.channel("busy", lastMessageAt: 2_000),
         ])
-        try app.messages.replace([], in: "quiet")
-        try app.messages.replace(Fixtures.messages(3, in: "busy"), in: "busy")
-        try app.messages.replace([], in: "gone")
+        try app.messages.blocking.replace([], in: "quiet")
+        try app.messages.blocking.replace(Fixtures.messages(3, in: "busy"), in: "busy")
+        try app.messages.blocking.replace([], in: "gone")
         // When it is exported and imported into an empty folder
         try expectGolden("export-empty-message-file", ["export", "app"])
         let (_, imported) = try exportThenImport("app", into: "copy")
@@ -153,7 +153,7 @@ extension CLITests {
         let missing = try differences("copy", "app")
         #expect(missing.count == 2)
         #expect(missing.allSatisfy { $0.hasPrefix("missing file messages/") })
-        try app.messages.removeAll(in: "gone")
+        try app.messages.blocking.removeAll(in: "gone")
         #expect(try differences("copy", "app").isEmpty)
     }
 

@@ -34,9 +34,9 @@ import Testing
         #expect(processes.map(\.terminationStatus) == [0, 0])
         // and every save of both is there: each read-modify-write saw the other's
         let cache = try ChatCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 100_000))
-        #expect(try cache.messages.load(in: "shared").count == 2 * count)
-        #expect(try cache.messages.load(in: "own-1").count == count)
-        #expect(try cache.messages.load(in: "own-2").count == count)
+        #expect(try cache.messages.blocking.load(in: "shared").count == 2 * count)
+        #expect(try cache.messages.blocking.load(in: "own-1").count == count)
+        #expect(try cache.messages.blocking.load(in: "own-2").count == count)
         #expect(!FileManager.default.fileExists(atPath: folder.appending("quarantine").path))
         // and the folder holds only the cache's own files
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "messages", "records"])

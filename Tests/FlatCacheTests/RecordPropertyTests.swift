@@ -78,15 +78,15 @@ import Testing
         let messages = (0..<400).map { generator.message(in: channelURLs[$0 % channelURLs.count]) }
 
         let writer = try ChatCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 1_000))
-        try writer.channels.save(channels)
-        try writer.users.save(users)
-        try writer.messages.save(messages)
+        try writer.channels.blocking.save(channels)
+        try writer.users.blocking.save(users)
+        try writer.messages.blocking.save(messages)
 
         let reader = try ChatCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 1_000))
-        #expect(try reader.channels.load() == Self.expectedChannels(channels))
-        #expect(try reader.users.load() == users.sorted { Self.byteOrder($0.userID, $1.userID) })
+        #expect(try reader.channels.blocking.load() == Self.expectedChannels(channels))
+        #expect(try reader.users.blocking.load() == users.sorted { Self.byteOrder($0.userID, $1.userID) })
         for url in channelURLs {
-            #expect(try reader.messages.load(in: url) == Self.expectedMessages(messages, in: url))
+            #expect(try reader.messages.blocking.load(in: url) == Self.expectedMessages(messages, in: url))
         }
     }
 
@@ -94,8 +94,8 @@ import Testing
         let channels = [Int.min, -1, 0, Int.max].map {
             ChatChannel(channelURL: "members \($0)", kind: .group, name: "", memberCount: $0, createdAt: Int64($0 % 1_000))
         }
-        try ChatCache(directory: folder.url).channels.replace(with: channels)
-        #expect(try ChatCache(directory: folder.url).channels.load() == Self.expectedChannels(channels))
+        try ChatCache(directory: folder.url).channels.blocking.replace(with: channels)
+        #expect(try ChatCache(directory: folder.url).channels.blocking.load() == Self.expectedChannels(channels))
     }
 
     /// Group channels in canonical order: last message time descending, then URL bytes.
@@ -132,8 +132,8 @@ import Testing
         #expect(try ChatMessage(serializedData: bytes) == longest)
         // Over the default size limit (256 MiB) on its own: no limit here, or a sweep would remove it.
         let unlimited = Configuration(sizeLimit: nil)
-        try ChatCache(directory: folder.url, configuration: unlimited).messages.save([longest])
-        #expect(try ChatCache(directory: folder.url, configuration: unlimited).messages.load(in: "long") == [longest])
+        try ChatCache(directory: folder.url, configuration: unlimited).messages.blocking.save([longest])
+        #expect(try ChatCache(directory: folder.url, configuration: unlimited).messages.blocking.load(in: "long") == [longest])
 
         let tooLong = Self.ascii("b", count: Self.longest + 1)
         let refusal = "is 268435456 bytes; a string field holds at most 268435455"
@@ -153,25 +153,25 @@ import Testing
         // A cache with content in two channels, a channel list and users (not the long message: snapshots stay quick).
         let small = folder.appending("small")
         let cache = try ChatCache(directory: small)
-        try cache.messages.save([
+        try cache.messages.blocking.save([
             ChatMessage(messageID: 1, channelURL: "a-channel", createdAt: 1, text: "a"),
             ChatMessage(messageID: 1, channelURL: "b-channel", createdAt: 1, text: "b"),
         ])
-        try cache.channels.save([ChatChannel(channelURL: "a-channel", kind: .group, name: "A", memberCount: 1, createdAt: 1)])
-        try cache.users.save([ChatUser(userID: "u", nickname: "U")])
+        try cache.channels.blocking.save([ChatChannel(channelURL: "a-channel", kind: .group, name: "A", memberCount: 1, createdAt: 1)])
+        try cache.users.blocking.save([ChatUser(userID: "u", nickname: "U")])
         let fresh = ChatMessage(messageID: 2, channelURL: "a-channel", createdAt: 2, text: "would change a-channel")
         let user = ChatUser(userID: "v", nickname: tooLong)
         let saves: [(String, () throws(FlatCacheError) -> SaveResult)] = [
             // "a-channel" is written before "b-channel": its change must not land either.
-            ("messages.save over two channels", { () throws(FlatCacheError) in try cache.messages.save([fresh, message]) }),
-            ("messages.save", { () throws(FlatCacheError) in try cache.messages.save([message]) }),
-            ("messages.replace", { () throws(FlatCacheError) in try cache.messages.replace([message], in: "b-channel") }),
+            ("messages.save over two channels", { () throws(FlatCacheError) in try cache.messages.blocking.save([fresh, message]) }),
+            ("messages.save", { () throws(FlatCacheError) in try cache.messages.blocking.save([message]) }),
+            ("messages.replace", { () throws(FlatCacheError) in try cache.messages.blocking.replace([message], in: "b-channel") }),
             ("messages.applyChangeLog", { () throws(FlatCacheError) in
-                try cache.messages.applyChangeLog(updated: [message], deletedMessageIDs: [1], in: "b-channel")
+                try cache.messages.blocking.applyChangeLog(updated: [message], deletedMessageIDs: [1], in: "b-channel")
             }),
-            ("channels.save", { () throws(FlatCacheError) in try cache.channels.save([channel]) }),
-            ("channels.replace", { () throws(FlatCacheError) in try cache.channels.replace(with: [channel]) }),
-            ("users.save", { () throws(FlatCacheError) in try cache.users.save([user]) }),
+            ("channels.save", { () throws(FlatCacheError) in try cache.channels.blocking.save([channel]) }),
+            ("channels.replace", { () throws(FlatCacheError) in try cache.channels.blocking.replace(with: [channel]) }),
+            ("users.save", { () throws(FlatCacheError) in try cache.users.blocking.save([user]) }),
         ]
         for (name, save) in saves {
             let before = try Self.snapshot(small)

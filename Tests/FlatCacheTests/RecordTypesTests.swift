@@ -21,9 +21,9 @@ import Testing
     /// A built-in cache with two channels, their messages and a user.
     func writeBuiltInCache() throws {
         let cache = try ChatCache(directory: folder.url)
-        try cache.channels.replace(with: [Fixtures.channel("a", lastMessageAt: 3_000), Fixtures.channel("b", lastMessageAt: 1)])
-        try cache.messages.save(Fixtures.messages(3, in: "a") + Fixtures.messages(2, in: "b"))
-        try cache.users.save([Fixtures.mina])
+        try cache.channels.blocking.replace(with: [Fixtures.channel("a", lastMessageAt: 3_000), Fixtures.channel("b", lastMessageAt: 1)])
+        try cache.messages.blocking.save(Fixtures.messages(3, in: "a") + Fixtures.messages(2, in: "b"))
+        try cache.users.blocking.save([Fixtures.mina])
     }
 
     func snapshot() throws -> URL {
@@ -74,12 +74,12 @@ import Testing
 
         // When it is opened read-only, it reads and records nothing
         let reader = try ChatCache(directory: copy, configuration: Configuration(readOnly: true))
-        #expect(try reader.channels.load().count == 5)
+        #expect(try reader.channels.blocking.load().count == 5)
         #expect(!FileManager.default.fileExists(atPath: copy.appendingPathComponent("records").path))
 
         // When it is opened for writing, it reads and records the types it was opened with
         let cache = try ChatCache(directory: copy)
-        #expect(try cache.channels.load().count == 5)
+        #expect(try cache.channels.blocking.load().count == 5)
         #expect(try GoldenFolder.differences(between: copy, and: GoldenFolder.url("sample-cache")).isEmpty)
     }
 
@@ -99,11 +99,11 @@ import Testing
         let cache = try SDKCache(
             directory: folder.url, configuration: Configuration(logger: log.logger, eraseOnRecordTypeChange: true))
 
-        #expect(try cache.channels.load().isEmpty)
-        #expect(try cache.messages.loadIfCached(in: "a") == nil)
+        #expect(try cache.channels.blocking.load().isEmpty)
+        #expect(try cache.messages.blocking.loadIfCached(in: "a") == nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "records"])
         #expect(log.entries.contains { $0.level == .notice && $0.message.contains("erased") })
-        try cache.messages.save([SDKMessage(messageID: 1, channelURL: "a", createdAt: 1, body: "hi")])
+        try cache.messages.blocking.save([SDKMessage(messageID: 1, channelURL: "a", createdAt: 1, body: "hi")])
         #expect(try SDKCache(directory: folder.url).messages.load(in: "a").count == 1)
     }
 
@@ -120,10 +120,10 @@ import Testing
         // Then the folder holds the new types, with every converted record
         let reopened = try SDKCache(directory: folder.url)
         for cache in [migrated, reopened] {
-            #expect(try cache.channels.load().map(\.channelURL) == ["a", "b"])
-            #expect(try cache.messages.load(in: "a").map(\.body) == ["message 1", "message 2", "message 3"])
-            #expect(try cache.messages.load(in: "b").count == 2)
-            #expect(try cache.users.load().isEmpty)
+            #expect(try cache.channels.blocking.load().map(\.channelURL) == ["a", "b"])
+            #expect(try cache.messages.blocking.load(in: "a").map(\.body) == ["message 1", "message 2", "message 3"])
+            #expect(try cache.messages.blocking.load(in: "b").count == 2)
+            #expect(try cache.users.blocking.load().isEmpty)
         }
         #expect { try ChatCache(directory: folder.url) } throws: { error in
             guard case FlatCacheError.recordTypeMismatch = error else { return false }
@@ -142,7 +142,7 @@ import Testing
         try await old.outbox.sendFailed("r2", failure: "too long", forGood: true)
 
         // Typed messages convert like cached ones; one that converts to nil goes.
-        let migrated: SDKCache = try old.migrate(
+        let migrated: SDKCache = try old.blocking.migrate(
             message: { $0.text == "typed 3" ? nil : SDKMessage(messageID: $0.messageID, channelURL: $0.channelURL, createdAt: $0.createdAt, body: $0.text) },
             channel: { SDKChannel(channelURL: $0.channelURL, isGroupChannel: true, lastMessageAt: $0.lastMessageAt) },
             user: { _ in nil })
@@ -192,9 +192,9 @@ import Testing
     @Test func aSummaryCountsTheRecordsOfAnyTypesAndChangesNothing() throws {
         // Given a folder written with SDK types, one of its message files damaged
         let cache = try SDKCache(directory: folder.url)
-        try cache.channels.save([SDKChannel(channelURL: "a", isGroupChannel: true, lastMessageAt: 5)])
-        try cache.messages.save((1...4).map { SDKMessage(messageID: $0, channelURL: "a", createdAt: $0, body: "m\($0)") })
-        try cache.messages.save([SDKMessage(messageID: 1, channelURL: "b", createdAt: 1, body: "x")])
+        try cache.channels.blocking.save([SDKChannel(channelURL: "a", isGroupChannel: true, lastMessageAt: 5)])
+        try cache.messages.blocking.save((1...4).map { SDKMessage(messageID: $0, channelURL: "a", createdAt: $0, body: "m\($0)") })
+        try cache.messages.blocking.save([SDKMessage(messageID: 1, channelURL: "b", createdAt: 1, body: "x")])
         let messages = folder.appending("messages")
         let damaged = try #require(try FileManager.default.contentsOfDirectory(atPath: messages.path).sorted().first { $0.hasSuffix(".lines") })
         try Data("not base64!\n".utf8).write(to: messages.appendingPathComponent(damaged))
@@ -227,8 +227,8 @@ import Testing
     init() throws {
         folder = try TemporaryFolder()
         let cache = try ChatCache(directory: folder.url)
-        try cache.channels.replace(with: [Fixtures.channel("a", lastMessageAt: 3_000)])
-        try cache.messages.save(Fixtures.messages(3, in: "a") + Fixtures.messages(2, in: "b"))
+        try cache.channels.blocking.replace(with: [Fixtures.channel("a", lastMessageAt: 3_000)])
+        try cache.messages.blocking.save(Fixtures.messages(3, in: "a") + Fixtures.messages(2, in: "b"))
     }
 
     @Test func aConvertedRecordASaveWouldRefuseLeavesTheFolderAsItWas() throws {
@@ -251,12 +251,12 @@ import Testing
 
     @Test func anInstanceOfTheOldTypesMeetsTheMigratedDataWithAnErrorNotAQuarantine() throws {
         let old = try ChatCache(directory: folder.url)
-        let _: SDKCache = try old.migrate(
+        let _: SDKCache = try old.blocking.migrate(
             message: { SDKMessage(messageID: $0.messageID, channelURL: $0.channelURL, createdAt: $0.createdAt, body: $0.text) },
             channel: { SDKChannel(channelURL: $0.channelURL, isGroupChannel: true, lastMessageAt: 0) },
             user: { SDKUser(userID: $0.userID) })
 
-        for load in [{ _ = try old.messages.load(in: "a") }, { _ = try old.channels.load() }, { _ = try old.verify() }] {
+        for load in [{ _ = try old.messages.blocking.load(in: "a") }, { _ = try old.channels.blocking.load() }, { _ = try old.blocking.verify() }] {
             #expect { try load() } throws: { error in
                 guard case FlatCacheError.recordTypeMismatch(_, let cached, let requested) = error else { return false }
                 return cached == SDKCache.recordTypes && requested == ChatCache<ChatMessage, ChatChannel, ChatUser>.recordTypes

@@ -37,17 +37,17 @@ struct LocalEcho: MessageRecord, JSONCacheRecord, Equatable {
     @Test func stringIdsOrderUpsertAndLeaveUnsentOut() throws {
         let cache = try open()
         // Same time: ordered by id; an empty id is "not sent yet".
-        let result = try cache.messages.save([
+        let result = try cache.messages.blocking.save([
             Self.event("$b", at: 1_000), Self.event("$a", at: 1_000), Self.event("", at: 500), Self.event("$c", at: 2_000),
         ])
         #expect(result.recordsLeftOut == 1)
-        #expect(try cache.messages.load(in: Self.room).map(\.messageID) == ["$a", "$b", "$c"])
+        #expect(try cache.messages.blocking.load(in: Self.room).map(\.messageID) == ["$a", "$b", "$c"])
         // An edit arrives with the same id: it replaces the cached one.
-        _ = try cache.messages.save([Self.event("$b", at: 1_000, "edited")])
-        #expect(try cache.messages.load(in: Self.room).map(\.body) == ["event $a", "edited", "event $c"])
+        _ = try cache.messages.blocking.save([Self.event("$b", at: 1_000, "edited")])
+        #expect(try cache.messages.blocking.load(in: Self.room).map(\.body) == ["event $a", "edited", "event $c"])
         // A redaction removes it by its string id.
-        _ = try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: ["$a"], in: Self.room)
-        #expect(try RoomCache(directory: folder.url).messages.load(in: Self.room).map(\.messageID) == ["$b", "$c"])
+        _ = try cache.messages.blocking.applyChangeLog(updated: [], deletedMessageIDs: ["$a"], in: Self.room)
+        #expect(try RoomCache(directory: folder.url).messages.blocking.load(in: Self.room).map(\.messageID) == ["$b", "$c"])
     }
 
     @Test func appendsOfNewerEventsWriteTheSameFileAsAReplace() async throws {
@@ -71,11 +71,11 @@ struct LocalEcho: MessageRecord, JSONCacheRecord, Equatable {
     @Test func pagesAndWrongChannelsWorkWithStringIds() throws {
         let cache = try open()
         let events = (1...10).map { Self.event("$\($0)", at: Int64($0) * 1_000) }
-        _ = try cache.messages.replace(events, in: Self.room)
-        #expect(try cache.messages.load(in: Self.room, before: events[5], limit: 2).map(\.messageID) == ["$4", "$5"])
-        #expect(try cache.messages.load(in: Self.room, after: events[5], limit: 2).map(\.messageID) == ["$7", "$8"])
+        _ = try cache.messages.blocking.replace(events, in: Self.room)
+        #expect(try cache.messages.blocking.load(in: Self.room, before: events[5], limit: 2).map(\.messageID) == ["$4", "$5"])
+        #expect(try cache.messages.blocking.load(in: Self.room, after: events[5], limit: 2).map(\.messageID) == ["$7", "$8"])
         #expect {
-            _ = try cache.messages.replace([Self.event("$x", at: 1)], in: "!other:example.org")
+            _ = try cache.messages.blocking.replace([Self.event("$x", at: 1)], in: "!other:example.org")
         } throws: { error in
             guard case .misplacedMessage(let id, let channel, let expected)? = error as? FlatCacheError else { return false }
             return id == "$x" && channel == Self.room && expected == "!other:example.org"
@@ -86,9 +86,9 @@ struct LocalEcho: MessageRecord, JSONCacheRecord, Equatable {
         let cache = try ChatCache<LocalEcho, ChatChannel, ChatUser>(directory: folder.url)
         let sent = LocalEcho(messageID: UUID(), channelURL: "c", createdAt: 1, delivered: true)
         let pending = LocalEcho(messageID: UUID(), channelURL: "c", createdAt: 2, delivered: false)
-        #expect(try cache.messages.save([sent, pending]).recordsLeftOut == 1)
-        #expect(try cache.messages.load(in: "c") == [sent])
-        _ = try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [sent.messageID], in: "c")
-        #expect(try cache.messages.load(in: "c").isEmpty)
+        #expect(try cache.messages.blocking.save([sent, pending]).recordsLeftOut == 1)
+        #expect(try cache.messages.blocking.load(in: "c") == [sent])
+        _ = try cache.messages.blocking.applyChangeLog(updated: [], deletedMessageIDs: [sent.messageID], in: "c")
+        #expect(try cache.messages.blocking.load(in: "c").isEmpty)
     }
 }

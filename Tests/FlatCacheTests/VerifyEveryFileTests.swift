@@ -53,7 +53,7 @@ import Testing
 
     @Test func verifyChecksEveryFileTheFormatDefines() async throws {
         try await writeEveryFile()
-        let files = try Cache(directory: root, configuration: Configuration(readOnly: true)).verify()
+        let files = try Cache(directory: root, configuration: Configuration(readOnly: true)).blocking.verify()
         #expect(files.map(\.path) == (try everyFile))
         #expect(files.allSatisfy { $0.isValid })
         for path in try everyFile {
@@ -70,7 +70,7 @@ import Testing
                 #expect(throws: FlatCacheError.self) { try Cache(directory: copy, configuration: Configuration(readOnly: true)) }
                 bad = try CacheFolderSummary.verify(directory: copy).filter { !$0.isValid }
             } else {
-                bad = try Cache(directory: copy, configuration: Configuration(readOnly: true)).verify().filter { !$0.isValid }
+                bad = try Cache(directory: copy, configuration: Configuration(readOnly: true)).blocking.verify().filter { !$0.isValid }
             }
             #expect(bad.map(\.path) == [path], "a flipped byte in \(path)")
             // A folder of other record types: every file but the records is checked the same way.
@@ -81,10 +81,10 @@ import Testing
     @Test func repairMovesABadContinuityUsageOrPreloadedFileAside() async throws {
         try await writeEveryFile()
         for path in ["messages/\(try key).continuity", "usage.lines", "preloaded"] { try flipByte(of: path) }
-        let repaired = try Cache(directory: root).verify(repair: true).filter { !$0.isValid }
+        let repaired = try Cache(directory: root).blocking.verify(repair: true).filter { !$0.isValid }
         #expect(repaired.count == 3)
         #expect(repaired.allSatisfy { $0.movedTo?.hasPrefix("quarantine/") == true })
-        #expect(try Cache(directory: root).verify().allSatisfy { $0.isValid })
+        #expect(try Cache(directory: root).blocking.verify().allSatisfy { $0.isValid })
     }
 
     @Test func anUnfinishedAppendIsANoteAndRepairCutsItOff() async throws {
@@ -100,7 +100,7 @@ import Testing
         try handle.close()
         let trailing = unfinished.count
 
-        let checked = try #require(try Cache(directory: root, configuration: Configuration(readOnly: true)).verify().first { $0.path == path })
+        let checked = try #require(try Cache(directory: root, configuration: Configuration(readOnly: true)).blocking.verify().first { $0.path == path })
         #expect(checked.isValid)
         #expect(checked.records == 3)
         #expect(checked.unfinishedAppendBytes == trailing)
@@ -108,11 +108,11 @@ import Testing
         let other = try #require(try CacheFolderSummary.verify(directory: root).first { $0.path == path })
         #expect(other.unfinishedAppendBytes == trailing)
 
-        let repaired = try #require(try Cache(directory: root).verify(repair: true).first { $0.path == path })
+        let repaired = try #require(try Cache(directory: root).blocking.verify(repair: true).first { $0.path == path })
         #expect(repaired.isValid && repaired.movedTo == nil)
         #expect(repaired.unfinishedAppendBytes == trailing)
         #expect(try Data(contentsOf: file) == whole)
-        let after = try #require(try Cache(directory: root).verify().first { $0.path == path })
+        let after = try #require(try Cache(directory: root).blocking.verify().first { $0.path == path })
         #expect(after.unfinishedAppendBytes == nil)
     }
 
@@ -138,7 +138,7 @@ import Testing
         let swapped = Data((lines.reversed().joined(separator: "\n") + "\n").utf8)
         try swapped.write(to: usage)
         try Data("\(SHA256Digest(of: swapped).hex)  usage.lines\n".utf8).write(to: root.appendingPathComponent("usage.lines.sha256"))
-        let bad = try Cache(directory: root, configuration: Configuration(readOnly: true)).verify().filter { !$0.isValid }
+        let bad = try Cache(directory: root, configuration: Configuration(readOnly: true)).blocking.verify().filter { !$0.isValid }
         #expect(bad.map(\.path) == ["usage.lines"])
         #expect(bad.first?.problem?.contains("line 2") == true)
     }
@@ -164,7 +164,7 @@ import Testing
         let good = [usageRecord(1, channels[0], [1_000, 2_000]), usageRecord(2, channels[1], [1_000, 2_000, 7, 100, 3_000_000])]
         #expect(good.map(\.count) == [49, 73])
         try writeUsage(good)
-        let verify = { try Cache(directory: root, configuration: Configuration(readOnly: true)).verify().filter { !$0.isValid } }
+        let verify = { try Cache(directory: root, configuration: Configuration(readOnly: true)).blocking.verify().filter { !$0.isValid } }
         #expect(try verify().isEmpty)
         // 50 bytes; a version 1 record of version 2's length; a version 2 record of version 1's.
         for bad in [
@@ -193,10 +193,10 @@ import Testing
         let lines = Data((record.base64EncodedString() + "\n").utf8)
         try lines.write(to: file)
         try Data("\(SHA256Digest(of: lines).hex)  outbox.lines\n".utf8).write(to: root.appendingPathComponent("outbox.lines.sha256"))
-        let bad = try Cache(directory: root, configuration: Configuration(readOnly: true)).verify().filter { !$0.isValid }
+        let bad = try Cache(directory: root, configuration: Configuration(readOnly: true)).blocking.verify().filter { !$0.isValid }
         #expect(bad.map(\.path) == ["outbox.lines"])
         #expect(try CacheFolderSummary.verify(directory: root).allSatisfy { $0.isValid })
-        let repaired = try Cache(directory: root).verify(repair: true).filter { !$0.isValid }
+        let repaired = try Cache(directory: root).blocking.verify(repair: true).filter { !$0.isValid }
         #expect(repaired.first?.movedTo?.hasPrefix("quarantine/") == true)
         #expect(try await Cache(directory: root).outbox.entries().isEmpty)
     }

@@ -18,7 +18,7 @@ import Testing
     var root: URL { folder.appending("cache") }
 
     @Test func aHealthyCacheVerifies() throws {
-        let files = try cache.verify()
+        let files = try cache.blocking.verify()
         #expect(files.count == 8)  // channels, users, 5 message files, records
         #expect(files.allSatisfy { $0.isValid })
         #expect(files.prefix(2).map(\.path) == ["channels.lines", "users.lines"])
@@ -34,7 +34,7 @@ import Testing
         bytes[10] ^= 1
         try bytes.write(to: file)
 
-        let bad = try cache.verify().filter { !$0.isValid }
+        let bad = try cache.blocking.verify().filter { !$0.isValid }
         #expect(bad.map(\.path) == ["messages/\(name)"])
         #expect(bad.first?.problem?.contains("the sidecar says") == true)
         #expect(bad.first?.movedTo == nil)
@@ -46,7 +46,7 @@ import Testing
         try Data("junk\n".utf8).write(to: root.appendingPathComponent("users.lines"))
         var checked = [Int]()
         var totals = Set<Int>()
-        let repaired = try cache.verify(repair: true) { done, total in
+        let repaired = try cache.blocking.verify(repair: true) { done, total in
             checked.append(done)
             totals.insert(total)
         }
@@ -56,15 +56,15 @@ import Testing
         #expect(moved.movedTo?.hasPrefix("quarantine/") == true)
         #expect(checked == Array(1...8))
         #expect(recorder.entries.count == 1)
-        let after = try cache.verify()
+        let after = try cache.blocking.verify()
         #expect(after.allSatisfy { $0.isValid })  // the file is gone: nothing bad is left
-        #expect(try cache.users.load() == [])
+        #expect(try cache.users.blocking.load() == [])
     }
 
     @Test func loadAllReturnsEveryChannelsMessages() throws {
         let server = try SampleServer()
         let expected = server.messages.filter { $0.messageID != 0 && $0.isInGroupChannel }
-        let all = try cache.messages.loadAll()
+        let all = try cache.messages.blocking.loadAll()
         #expect(all.count == expected.count)
         #expect(Set(all) == Set(expected))
     }

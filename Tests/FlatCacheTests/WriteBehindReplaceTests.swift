@@ -122,6 +122,6 @@ extension MessageStore {
     func applyChangeLogSynchronously(
         updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Message.MessageID>, in channelURL: String
     ) throws -> SaveResult {
-        try applyChangeLog(updated: updated, deletedMessageIDs: deletedMessageIDs, in: channelURL)
+        try blocking.applyChangeLog(updated: updated, deletedMessageIDs: deletedMessageIDs, in: channelURL)
     }
 }

@@ -188,15 +188,25 @@ final class CacheEngine: @unchecked Sendable {
     /// Adds `changes` in memory for an `async` save: returns at once, the
     /// files are written within ``writeDelay``; with a delay of zero, written
     /// before it returns.
+    /// - Returns: The files written (``CacheTier/disk``, or a delay of zero:
+    ///   what that flush wrote) or scheduled for write-behind; nothing for ``CacheTier/memory``.
+    @discardableResult
     func add<R: CacheRecord>(
         _ changes: [(RecordFile, Change<R>)], rule: AppendRule<R>? = nil, tier: CacheTier = .memoryAndDisk
-    ) async throws(FlatCacheError) {
+    ) async throws(FlatCacheError) -> SaveResult {
         switch tier {
         case .memory:
             for (file, change) in changes { addMemoryOnly(change, to: file, rule: rule) }
+            return SaveResult()
         case .disk:
-            try await writing { () throws(FlatCacheError) in
-                for (file, change) in changes { _ = try self.write(change, to: file, rule: rule, tier: .disk) }
+            return try await writing { () throws(FlatCacheError) in
+                var result = SaveResult()
+                for (file, change) in changes {
+                    let written = try self.write(change, to: file, rule: rule, tier: .disk)
+                    result.count(written.outcome)
+                    result.recordsDropped += written.dropped
+                }
+                return result
             }
         case .memoryAndDisk:
             for (file, change) in changes {
@@ -206,7 +216,8 @@ final class CacheEngine: @unchecked Sendable {
                     add(change, to: file, rule: rule)
                 }
             }
-            if writeDelay == .zero { _ = try await flush() }
+            if writeDelay == .zero { return try await flush() }
+            return SaveResult(filesScheduled: changes.count)
         }
     }
 
@@ -373,7 +384,9 @@ final class CacheEngine: @unchecked Sendable {
         var firstFailure: FlatCacheError?
         for report in write(dirty, keepingChangesOnFailure: false) {
             switch report.outcome {
-            case .success(let outcome): result.count(outcome)
+            case .success(let outcome):
+                result.count(outcome)
+                result.recordsDropped += report.dropped
             case .failure(let error): firstFailure = firstFailure ?? error
             }
         }

@@ -200,7 +200,7 @@ public actor OutboxDelivery<Sender: MessageSender> {
         }
         // Cached before confirmed: a crash in between sends it again under its key, never loses it.
         if let store, copy.isSent, copy.isInGroupChannel, copy.channelURL == entry.channelURL {
-            let _: Void = try await store.save(CollectionOfOne(copy))
+            try await store.save(CollectionOfOne(copy))
         }
         _ = try await outbox.confirm(entry.requestID, with: copy)
         return true

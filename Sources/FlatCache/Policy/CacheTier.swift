@@ -3,9 +3,9 @@
 ///
 /// ```swift
 /// // Show a channel only if it is in memory: no file is read.
-/// let instant = try cache.messages.using(.memory).loadIfCached(in: channelURL)
+/// let instant = try await cache.messages.using(.memory).loadIfCached(in: channelURL)
 /// // Cache a channel nobody looks at now without pushing others out of memory.
-/// try cache.messages.using(.disk).replace(fetched, in: "archived-channel")
+/// try await cache.messages.using(.disk).replace(fetched, in: "archived-channel")
 /// ```
 public enum CacheTier: Sendable, Hashable, CaseIterable {
     /// Both tiers: a load is answered from memory when it holds the file

@@ -22,7 +22,7 @@ public struct RecordDecodingError: Error, Sendable, CustomStringConvertible {
 ///
 /// ```swift
 /// do {
-///     try cache.messages.save([hugeMessage])
+///     try await cache.messages.save([hugeMessage])
 /// } catch FlatCacheError.serializationFailed(_, let underlying as RecordEncodingError) {
 ///     print(underlying)   // Cannot encode record: text is 268435456 bytes; ...
 /// }

@@ -6,7 +6,7 @@ public import Foundation
 /// let channel = ChatChannel(
 ///     channelURL: "sendbird_group_channel_1", kind: .group, name: "Hiking",
 ///     memberCount: 4, createdAt: 1_700_000_000_000)
-/// try cache.channels.save([channel])
+/// try await cache.channels.save([channel])
 /// ```
 public struct ChatChannel: ChannelRecord, Codable, Hashable {
     /// A group channel has members and history; an open channel is public and busy.

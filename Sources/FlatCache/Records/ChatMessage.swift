@@ -6,7 +6,7 @@ public import Foundation
 /// let message = ChatMessage(
 ///     messageID: 42, channelURL: "sendbird_group_channel_1", createdAt: 1_700_000_000_000,
 ///     sender: ChatUser(userID: "mina", nickname: "Mina"), text: "Hello 👋")
-/// try cache.messages.save([message])
+/// try await cache.messages.save([message])
 /// ```
 public struct ChatMessage: MessageRecord, Codable, Hashable {
     /// The server's id; 0 for a message not sent yet (never cached).

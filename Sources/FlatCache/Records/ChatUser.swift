@@ -4,7 +4,7 @@ public import Foundation
 ///
 /// ```swift
 /// let user = ChatUser(userID: "mina", nickname: "Mina", profileURL: "https://example.com/mina.png")
-/// try cache.users.save([user])
+/// try await cache.users.save([user])
 /// ```
 public struct ChatUser: UserRecord, Codable, Hashable {
     /// The user's unique id.

@@ -12,7 +12,7 @@ import Foundation
 /// that predates the file.
 ///
 /// ```swift
-/// let continuity = try cache.messages.continuity(in: channelURL)
+/// let continuity = try await cache.messages.continuity(in: channelURL)
 /// if continuity.completeRange(containing: 1_700_000_000_000) != nil { print("no hole there") }
 /// ```
 public struct ChannelContinuity: Sendable, Hashable {

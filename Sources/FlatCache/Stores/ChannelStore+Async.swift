@@ -7,11 +7,12 @@ extension ChannelStore {
     /// - Throws: ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a
     ///   serialization error, before anything changes; with a ``Configuration/writeDelay``
     ///   of zero, a file-system error too.
-    public func save(_ channels: some Sequence<Channel>) async throws(FlatCacheError) {
+    @discardableResult
+    public func save(_ channels: some Sequence<Channel>) async throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable(for: tier)
-        var ignored = SaveResult()
-        let change = try upsert(try groupChannels(channels, counting: &ignored))
-        try await engine.add([(layout.channelsFile, change)], tier: tier)
+        var counted = SaveResult()
+        let change = try upsert(try groupChannels(channels, counting: &counted))
+        return counted + (try await engine.add([(layout.channelsFile, change)], tier: tier))
     }
 
     /// Makes `channels` the whole cached list (see `replace(with:)`)
@@ -24,11 +25,12 @@ extension ChannelStore {
     /// `writeDelay: .zero`, when another writer shares the folder.
     ///
     /// - Throws: As `save(_:)`.
-    public func replace(with channels: some Sequence<Channel>) async throws(FlatCacheError) {
+    @discardableResult
+    public func replace(with channels: some Sequence<Channel>) async throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable(for: tier)
-        var ignored = SaveResult()
-        let change = try replacement(try groupChannels(channels, counting: &ignored))
-        try await engine.add([(layout.channelsFile, change)], tier: tier)
+        var counted = SaveResult()
+        let change = try replacement(try groupChannels(channels, counting: &counted))
+        return counted + (try await engine.add([(layout.channelsFile, change)], tier: tier))
     }
 
     /// The cached group channels, newest first by default.

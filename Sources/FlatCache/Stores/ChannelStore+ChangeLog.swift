@@ -9,7 +9,7 @@ extension ChannelStore {
     /// Writes the list's changes waiting for write-behind first.
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
-    public func changeLogToken() throws(FlatCacheError) -> String? {
+    func changeLogToken() throws(FlatCacheError) -> String? {
         try withConsistentList { record throws(FlatCacheError) in record?.continuity.changeLogToken } ?? nil
     }
 
@@ -19,7 +19,7 @@ extension ChannelStore {
     /// - important: Requires disk I/O.
     /// - Parameter token: The token, or `nil` to forget it.
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)`` or a file-system error.
-    public func setChangeLogToken(_ token: String?) throws(FlatCacheError) {
+    func setChangeLogToken(_ token: String?) throws(FlatCacheError) {
         try storage.requireWritable()
         let file = layout.channelsContinuityFile
         let synchronized = storage.synchronized

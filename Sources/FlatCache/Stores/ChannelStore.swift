@@ -4,9 +4,9 @@
 /// change too often to be worth it.
 ///
 /// ```swift
-/// try cache.channels.replace(with: fetchedChannels)   // the fresh list from the server
-/// try cache.channels.save([changedChannel])           // a "channel changed" event
-/// let list = try cache.channels.load()                // newest first
+/// try await cache.channels.replace(with: fetchedChannels)   // the fresh list from the server
+/// try await cache.channels.save([changedChannel])           // a "channel changed" event
+/// let list = try await cache.channels.load()                // newest first
 /// ```
 public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     let engine: CacheEngine
@@ -43,7 +43,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     /// - Throws: ``FlatCacheError/emptyChannelURL`` (before anything is written), or a
     ///   serialization or file-system error.
     @discardableResult
-    public func save(_ channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
+    func save(_ channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
         var result = SaveResult()
         let groups = try groupChannels(channels, counting: &result)
         try storage.requireWritable(for: tier)
@@ -59,7 +59,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     /// - Throws: ``FlatCacheError/emptyChannelURL`` (before anything is written), or a
     ///   serialization or file-system error.
     @discardableResult
-    public func replace(with channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
+    func replace(with channels: some Sequence<Channel>) throws(FlatCacheError) -> SaveResult {
         var result = SaveResult()
         let groups = try groupChannels(channels, counting: &result)
         try storage.requireWritable(for: tier)
@@ -73,7 +73,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     ///   by last message time; ties go by channel URL.
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
-    public func load(order: Order = .newestFirst) throws(FlatCacheError) -> [Channel] {
+    func load(order: Order = .newestFirst) throws(FlatCacheError) -> [Channel] {
         let cached: [Channel]? = try engine.records(layout.channelsFile, tier: tier)
         return Self.ordered(cached ?? [], order)
     }
@@ -92,7 +92,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
         }
     }
 
-    public func channel(withURL channelURL: String) throws(FlatCacheError) -> Channel? {
+    func channel(withURL channelURL: String) throws(FlatCacheError) -> Channel? {
         let key = RecordKey(channelURL)
         return try load().first { RecordKey($0.channelURL) == key }
     }
@@ -101,7 +101,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     ///
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func remove(channelURL: String) throws(FlatCacheError) {
+    func remove(channelURL: String) throws(FlatCacheError) {
         let messagesFile = try layout.messagesFile(forChannel: channelURL)
         try storage.requireWritable()
         _ = try engine.write(removal(of: channelURL), to: layout.channelsFile)

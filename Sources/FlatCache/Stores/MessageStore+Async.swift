@@ -7,7 +7,7 @@
 /// waits for them). No call blocks the caller or a cooperative-pool thread
 /// on disk I/O or another process's lock.
 extension MessageStore {
-    /// Upserts messages (see `save(_:)`) in memory and
+    /// Upserts messages (as ``Blocking/save(_:)``) in memory and
     /// schedules the writes: returns before they are on disk.
     ///
     /// Example: `try await cache.messages.save(CollectionOfOne(incoming))`
@@ -16,10 +16,12 @@ extension MessageStore {
     ///   changes; a file-system error reading the file of a channel that expired (the save
     ///   starts it afresh, as `replace(_:in:)` does); with a ``Configuration/writeDelay`` of
     ///   zero, a file-system error writing too.
-    public func save(_ messages: some Sequence<Message>) async throws(FlatCacheError) {
+    @discardableResult
+    public func save(_ messages: some Sequence<Message>) async throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable(for: tier)
-        var ignored = SaveResult()
-        try await engine.add(try upserts(try byChannel(messages, counting: &ignored)), rule: appendRule, tier: tier)
+        var counted = SaveResult()
+        let changes = try upserts(try byChannel(messages, counting: &counted))
+        return counted + (try await engine.add(changes, rule: appendRule, tier: tier))
     }
 
     /// The cached messages of a channel, oldest first; `[]` when none are cached.
@@ -114,13 +116,14 @@ extension MessageStore {
     ///   ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/readOnlyCache(_:)`` or a serialization
     ///   error, before anything changes; a file-system error reading the channel's file; with a
     ///   ``Configuration/writeDelay`` of zero, one writing it too.
-    public func replace(_ messages: some Sequence<Message>, in channelURL: String) async throws(FlatCacheError) {
+    @discardableResult
+    public func replace(_ messages: some Sequence<Message>, in channelURL: String) async throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable(for: tier)
         let file = try layout.messagesFile(forChannel: channelURL)
-        var ignored = SaveResult()
-        let change = try replacement(try sent(messages, in: channelURL, counting: &ignored))
+        var counted = SaveResult()
+        let change = try replacement(try sent(messages, in: channelURL, counting: &counted))
         saved(file)
-        try await engine.add([(file, change)], rule: appendRule, tier: tier)
+        return counted + (try await engine.add([(file, change)], rule: appendRule, tier: tier))
     }
 
     /// Applies a change log from the server (see
@@ -128,15 +131,16 @@ extension MessageStore {
     /// in memory, and schedules the write.
     ///
     /// - Throws: As `replace(_:in:)`.
+    @discardableResult
     public func applyChangeLog(
         updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Message.MessageID>, in channelURL: String
-    ) async throws(FlatCacheError) {
+    ) async throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable(for: tier)
         let file = try layout.messagesFile(forChannel: channelURL)
-        var ignored = SaveResult()
+        var counted = SaveResult()
         let change = try changeLog(
-            try sent(updated, in: channelURL, counting: &ignored), deleted: Set(deletedMessageIDs), fresh: saved(file))
-        try await engine.add([(file, change)], rule: appendRule, tier: tier)
+            try sent(updated, in: channelURL, counting: &counted), deleted: Set(deletedMessageIDs), fresh: saved(file))
+        return counted + (try await engine.add([(file, change)], rule: appendRule, tier: tier))
     }
 
     /// What the cache knows complete of a channel, and its change log token

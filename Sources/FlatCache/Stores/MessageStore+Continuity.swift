@@ -17,7 +17,7 @@ extension MessageStore {
     /// - Parameter channelURL: The channel's URL.
     /// - Returns: The channel's continuity.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func continuity(in channelURL: String) throws(FlatCacheError) -> ChannelContinuity {
+    func continuity(in channelURL: String) throws(FlatCacheError) -> ChannelContinuity {
         let file = try layout.messagesFile(forChannel: channelURL)
         guard used(file) else { return ChannelContinuity() }
         // Most channels have none: one `stat`, not a read of their messages.
@@ -47,7 +47,7 @@ extension MessageStore {
     ///   ``FlatCacheError/readOnlyCache(_:)``, ``FlatCacheError/emptyChannelURL``, or a
     ///   serialization or file-system error.
     @discardableResult
-    public func replace(
+    func replace(
         _ messages: some Sequence<Message>, in channelURL: String, covering range: ClosedRange<Int64>
     ) throws(FlatCacheError) -> SaveResult {
         let file = try layout.messagesFile(forChannel: channelURL)
@@ -88,7 +88,7 @@ extension MessageStore {
     ///   - token: The token, or `nil` to forget it.
     ///   - channelURL: The channel's URL.
     /// - Throws: ``FlatCacheError/readOnlyCache(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func setChangeLogToken(_ token: String?, in channelURL: String) throws(FlatCacheError) {
+    func setChangeLogToken(_ token: String?, in channelURL: String) throws(FlatCacheError) {
         let file = try layout.messagesFile(forChannel: channelURL)
         try storage.requireWritable()
         try updateContinuity(in: file) { continuity, _ in continuity.changeLogToken = token }

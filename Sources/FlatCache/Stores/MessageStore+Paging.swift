@@ -3,7 +3,7 @@ extension MessageStore {
     /// first screen of a chat view.
     ///
     /// ```swift
-    /// let screen = try cache.messages.loadLatest(in: channelURL, limit: 30)
+    /// let screen = try await cache.messages.loadLatest(in: channelURL, limit: 30)
     /// ```
     /// - important: Requires disk I/O.
     /// - Parameters:
@@ -11,7 +11,7 @@ extension MessageStore {
     ///   - limit: How many at most; 0 or more.
     /// - Returns: Up to `limit` messages, the newest ones, oldest first; `[]` when none are cached.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func loadLatest(in channelURL: String, limit: Int) throws(FlatCacheError) -> [Message] {
+    func loadLatest(in channelURL: String, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
         return try page(in: channelURL, Self.latest(limit: limit))
     }
@@ -26,7 +26,7 @@ extension MessageStore {
     ///   - inclusive: Whether a message created exactly at `timestamp` counts.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(
+    func load(
         in channelURL: String, before timestamp: Int64, limit: Int, inclusive: Bool = false
     ) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
@@ -43,7 +43,7 @@ extension MessageStore {
     ///   - inclusive: Whether a message created exactly at `timestamp` counts.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(
+    func load(
         in channelURL: String, after timestamp: Int64, limit: Int, inclusive: Bool = false
     ) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
@@ -58,9 +58,9 @@ extension MessageStore {
     /// shares the millisecond of `message`, and repeats none.
     ///
     /// ```swift
-    /// let page = try cache.messages.loadLatest(in: channelURL, limit: 30)
+    /// let page = try await cache.messages.loadLatest(in: channelURL, limit: 30)
     /// if let oldest = page.first {
-    ///     show(try cache.messages.load(in: channelURL, before: oldest, limit: 30))
+    ///     show(try await cache.messages.load(in: channelURL, before: oldest, limit: 30))
     /// }
     /// ```
     /// - important: Requires disk I/O.
@@ -70,7 +70,7 @@ extension MessageStore {
     ///   - limit: How many at most; 0 or more.
     /// - Returns: Up to `limit` messages, the nearest ones, oldest first.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(in channelURL: String, before message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
+    func load(in channelURL: String, before message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
         return try page(in: channelURL, Self.page(before: message, limit: limit))
     }
@@ -80,9 +80,9 @@ extension MessageStore {
     /// newest one shown, oldest first.
     ///
     /// ```swift
-    /// let page = try cache.messages.loadLatest(in: channelURL, limit: 30)
+    /// let page = try await cache.messages.loadLatest(in: channelURL, limit: 30)
     /// if let newest = page.last {
-    ///     show(try cache.messages.load(in: channelURL, after: newest, limit: 30))   // after a refresh
+    ///     show(try await cache.messages.load(in: channelURL, after: newest, limit: 30))   // after a refresh
     /// }
     /// ```
     /// - important: Requires disk I/O.
@@ -92,7 +92,7 @@ extension MessageStore {
     ///   - limit: How many at most; 0 or more.
     /// - Returns: Up to `limit` messages, the nearest ones, oldest first.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)``, ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(in channelURL: String, after message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
+    func load(in channelURL: String, after message: Message, limit: Int) throws(FlatCacheError) -> [Message] {
         guard limit >= 0 else { throw .invalidLimit(limit) }
         return try page(in: channelURL, Self.page(after: message, limit: limit))
     }

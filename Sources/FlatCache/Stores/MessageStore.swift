@@ -4,10 +4,10 @@
 /// two writes to one channel never interleave.
 ///
 /// ```swift
-/// try cache.messages.save(fetched)                                    // upsert
-/// let page = try cache.messages.loadLatest(in: channelURL, limit: 30)  // newest 30, oldest first
+/// try await cache.messages.save(fetched)                                    // upsert
+/// let page = try await cache.messages.loadLatest(in: channelURL, limit: 30)  // newest 30, oldest first
 /// if let oldest = page.first {
-///     let older = try cache.messages.load(in: channelURL, before: oldest, limit: 30)
+///     let older = try await cache.messages.load(in: channelURL, before: oldest, limit: 30)
 ///     print(older.count)
 /// }
 /// ```
@@ -51,7 +51,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     ///   ``FlatCacheError/serializationFailed(recordType:underlying:)`` (both before
     ///   anything is written), or a file-system error.
     @discardableResult
-    public func save(_ messages: some Sequence<Message>) throws(FlatCacheError) -> SaveResult {
+    func save(_ messages: some Sequence<Message>) throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable(for: tier)  // even a save with nothing to write: the rule is per call
         var result = SaveResult()
         let channels = try byChannel(messages, counting: &result)
@@ -68,7 +68,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// A file that fails its check is moved aside, logged, and read as `[]`.
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func load(in channelURL: String) throws(FlatCacheError) -> [Message] {
+    func load(in channelURL: String) throws(FlatCacheError) -> [Message] {
         try loadIfCached(in: channelURL) ?? []
     }
 
@@ -80,7 +80,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// into one cached as empty.
     ///
     /// ```swift
-    /// switch try cache.messages.loadIfCached(in: channelURL) {
+    /// switch try await cache.messages.loadIfCached(in: channelURL) {
     /// case nil: showSpinner()
     /// case let messages?: show(messages)            // may be empty: "no messages yet"
     /// }
@@ -91,7 +91,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// - Parameter channelURL: The channel's URL.
     /// - Returns: The messages, or `nil` when none were ever cached for the channel.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func loadIfCached(in channelURL: String) throws(FlatCacheError) -> [Message]? {
+    func loadIfCached(in channelURL: String) throws(FlatCacheError) -> [Message]? {
         let file = try layout.messagesFile(forChannel: channelURL)
         guard used(file) else { return nil }
         let records: [Message]? = try engine.records(file, rule: appendRule, tier: tier)
@@ -108,7 +108,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     ///   (before anything is written), ``FlatCacheError/emptyChannelURL``, or a serialization
     ///   or file-system error.
     @discardableResult
-    public func replace(_ messages: some Sequence<Message>, in channelURL: String) throws(FlatCacheError) -> SaveResult {
+    func replace(_ messages: some Sequence<Message>, in channelURL: String) throws(FlatCacheError) -> SaveResult {
         let file = try layout.messagesFile(forChannel: channelURL)
         var result = SaveResult()
         let fresh = try sent(messages, in: channelURL, counting: &result)
@@ -129,7 +129,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     ///   (before anything is written), ``FlatCacheError/emptyChannelURL``, or a serialization
     ///   or file-system error.
     @discardableResult
-    public func applyChangeLog(
+    func applyChangeLog(
         updated: some Sequence<Message>, deletedMessageIDs: some Sequence<Message.MessageID>, in channelURL: String
     ) throws(FlatCacheError) -> SaveResult {
         let file = try layout.messagesFile(forChannel: channelURL)
@@ -150,7 +150,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     /// Reads message files whose channel is no longer in the channel list too.
     /// - important: Requires disk I/O; reads every message file.
     /// - Throws: A file-system error.
-    public func loadAll() throws(FlatCacheError) -> [Message] {
+    func loadAll() throws(FlatCacheError) -> [Message] {
         var all = [Message]()
         for file in try layout.messageFiles() where !policy.isExpired(file) {
             let records: [Message]? = try engine.records(file, rule: appendRule, tier: tier)
@@ -164,7 +164,7 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     ///
     /// - important: Requires disk I/O.
     /// - Throws: ``FlatCacheError/emptyChannelURL`` or a file-system error.
-    public func removeAll(in channelURL: String) throws(FlatCacheError) {
+    func removeAll(in channelURL: String) throws(FlatCacheError) {
         try storage.requireWritable()
         try engine.remove(try layout.messagesFile(forChannel: channelURL))
     }

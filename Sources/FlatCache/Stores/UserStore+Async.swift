@@ -6,11 +6,12 @@ extension UserStore {
     /// - Throws: ``FlatCacheError/emptyUserID``, ``FlatCacheError/readOnlyCache(_:)`` or a
     ///   serialization error, before anything changes; with a ``Configuration/writeDelay``
     ///   of zero, a file-system error too.
-    public func save(_ users: some Sequence<User>) async throws(FlatCacheError) {
+    @discardableResult
+    public func save(_ users: some Sequence<User>) async throws(FlatCacheError) -> SaveResult {
         let incoming = Array(users)
         guard incoming.allSatisfy({ !$0.userID.isEmpty }) else { throw .emptyUserID }
         try storage.requireWritable(for: tier)
-        try await engine.add([(layout.usersFile, try upsert(incoming))], tier: tier)
+        return try await engine.add([(layout.usersFile, try upsert(incoming))], tier: tier)
     }
 
     /// Every cached user, by user id.

@@ -3,8 +3,8 @@
 /// Get it from ``ChatCache/users``.
 ///
 /// ```swift
-/// try cache.users.save(members)
-/// let mina = try cache.users.user(withID: "mina")
+/// try await cache.users.save(members)
+/// let mina = try await cache.users.user(withID: "mina")
 /// ```
 public struct UserStore<User: UserRecord>: Sendable {
     let engine: CacheEngine
@@ -32,7 +32,7 @@ public struct UserStore<User: UserRecord>: Sendable {
     /// - Throws: ``FlatCacheError/emptyUserID`` (before anything is written), or a
     ///   serialization or file-system error.
     @discardableResult
-    public func save(_ users: some Sequence<User>) throws(FlatCacheError) -> SaveResult {
+    func save(_ users: some Sequence<User>) throws(FlatCacheError) -> SaveResult {
         let incoming = Array(users)
         guard incoming.allSatisfy({ !$0.userID.isEmpty }) else { throw .emptyUserID }
         var result = SaveResult()
@@ -45,7 +45,7 @@ public struct UserStore<User: UserRecord>: Sendable {
     ///
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
-    public func load() throws(FlatCacheError) -> [User] {
+    func load() throws(FlatCacheError) -> [User] {
         let users: [User]? = try engine.records(layout.usersFile, tier: tier)
         return users ?? []
     }
@@ -54,7 +54,7 @@ public struct UserStore<User: UserRecord>: Sendable {
     ///
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
-    public func user(withID userID: String) throws(FlatCacheError) -> User? {
+    func user(withID userID: String) throws(FlatCacheError) -> User? {
         let key = RecordKey(userID)
         return try load().first { RecordKey($0.userID) == key }
     }
@@ -63,7 +63,7 @@ public struct UserStore<User: UserRecord>: Sendable {
     ///
     /// - important: Requires disk I/O.
     /// - Throws: A file-system error.
-    public func remove(userIDs: some Sequence<String>) throws(FlatCacheError) {
+    func remove(userIDs: some Sequence<String>) throws(FlatCacheError) {
         try storage.requireWritable()
         _ = try engine.write(removal(of: userIDs), to: layout.usersFile)
     }

@@ -180,7 +180,7 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
         switch event {
         case .updated(let channel):
             guard channel.isGroupChannel else { return }
-            let _: Void = try await store.save(CollectionOfOne(channel))
+            try await store.save(CollectionOfOne(channel))
             let key = RecordKey(channel.channelURL)
             let before = channels.firstIndex { RecordKey($0.channelURL) == key }
             let moved = before.map { channels[$0].lastMessageAt != channel.lastMessageAt } ?? false

@@ -397,7 +397,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         }
         // The page's oldest millisecond is not known complete, but its messages are the server's.
         let outside = fresh.filter { !(lower...max(lower, upper)).contains($0.createdAt) }
-        if !outside.isEmpty { let _: Void = try await store.save(outside) }
+        if !outside.isEmpty { try await store.save(outside) }
         hasPrevious = page.hasMore
         hasNext = point != .max
         hugeGapFound = false  // the view is the server's now: no hole left before the newest
@@ -447,7 +447,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         if let upper, lower <= upper {
             try await store.replace(page.messages, in: channelURL, covering: lower...upper)
         } else if !page.messages.isEmpty {
-            let _: Void = try await store.save(page.messages)
+            try await store.save(page.messages)
         }
         let wanted = page.messages.filter(isWanted)
         return MessagePage(messages: Array(wanted.suffix(pageSize)), hasMore: page.hasMore || wanted.count > pageSize)
@@ -519,13 +519,13 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     private func apply(_ event: LiveEvent<Message>) async throws(FlatCacheError) {
         switch event {
         case .messageAdded(let message) where message.channelURL == channelURL:
-            let _: Void = try await store.save(CollectionOfOne(message))
+            try await store.save(CollectionOfOne(message))
             // Shown only when the view reaches the newest and has no hole before it.
             guard !hasNext, !hugeGapFound, !shown.contains(message.messageID) else { return }
             show(messages + [message])
             emit(.added([message]))
         case .messageUpdated(let message) where message.channelURL == channelURL:
-            let _: Void = try await store.save(CollectionOfOne(message))
+            try await store.save(CollectionOfOne(message))
             guard shown.contains(message.messageID) else { return }
             replaceShown([message])
             emit(.updated([message]))

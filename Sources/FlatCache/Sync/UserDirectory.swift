@@ -202,7 +202,7 @@ public actor UserDirectory<User: UserRecord> {
         let source = source
         let store = store
         let ids = keys.map(\.string)
-        let task = Task { () throws -> [RecordKey: User] in
+        let task = Task { () async throws -> [RecordKey: User] in
             let users: [User]
             do {
                 users = try await source.users(withIDs: ids)
@@ -213,8 +213,8 @@ public actor UserDirectory<User: UserRecord> {
             let asked = Set(keys)
             var fetched = [RecordKey: User]()
             for user in users where asked.contains(RecordKey(user.userID)) { fetched[RecordKey(user.userID)] = user }
-            // The `async` save (typed `Void`: the synchronous one would block a pool thread on the disk).
-            let _: Void = try await store.save(Array(fetched.values))
+            // The `async` save: the blocking one would hold a pool thread on the disk.
+            try await store.save(Array(fetched.values))
             return fetched
         }
         for key in keys { inFlight[key] = task }

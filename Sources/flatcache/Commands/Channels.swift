@@ -17,9 +17,9 @@ struct Channels: ParsableCommand {
 
     func run() throws {
         try options.read({ cache in
-            let rows = try cache.channels.load().map { channel in
+            let rows = try cache.channels.blocking.load().map { channel in
                 Row(channelURL: channel.channelURL, name: channel.name, lastMessageAt: channel.lastMessageAt,
-                    cachedMessages: try cache.messages.load(in: channel.channelURL).count)
+                    cachedMessages: try cache.messages.blocking.load(in: channel.channelURL).count)
             }
             if options.json { return try Output.json(rows) }
             Output.table([["URL", "NAME", "LAST MESSAGE", "CACHED"]]

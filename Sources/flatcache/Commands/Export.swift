@@ -27,14 +27,14 @@ struct Export: ParsableCommand {
                 out.append(try encoder.encode(exported))
                 out.append(UInt8(ascii: "\n"))
             }
-            let channels = try cache.channels.load()
-            let users = try cache.users.load()
+            let channels = try cache.channels.blocking.load()
+            let users = try cache.users.blocking.load()
             // Loads read an empty file and a missing one alike; the summary tells them apart.
             var empty = Set(try CacheFolderSummary.read(directory: options.url).files
                 .filter { $0.records == 0 && $0.problem == nil }.map(\.path))
             for channel in channels { try line(.channel(channel)) }
             if channels.isEmpty && empty.contains("channels.lines") { try line(.empty(.channels)) }
-            for message in try cache.messages.loadAll() { try line(.message(message)) }
+            for message in try cache.messages.blocking.loadAll() { try line(.message(message)) }
             for channel in channels {
                 let path = try CacheFolderSummary.messagesFilePath(forChannel: channel.channelURL)
                 if empty.remove(path) != nil { try line(.empty(.messages(channelURL: channel.channelURL))) }

@@ -74,16 +74,16 @@ struct Import: ParsableCommand {
             configuration: Configuration(maxMessagesPerChannel: maxMessages, logger: Output.quietLogger))
         var dropped = [Dropped]()
         // A kind with no records and no "empty" line is not touched: no empty file appears.
-        if !plan.channels.isEmpty || plan.emptyFiles.contains(.channels) { try cache.channels.save(plan.channels) }
+        if !plan.channels.isEmpty || plan.emptyFiles.contains(.channels) { try cache.channels.blocking.save(plan.channels) }
         for (url, messages) in plan.messagesByChannel {
-            let result = try cache.messages.save(messages)
+            let result = try cache.messages.blocking.save(messages)
             if result.recordsDropped > 0 { dropped.append(Dropped(channelURL: url, dropped: result.recordsDropped)) }
         }
         for case .messages(let url) in plan.emptyFiles where plan.messages[Array(url.utf8)] == nil {
             // Cached as empty only where nothing is cached yet: import never takes messages away.
-            if try cache.messages.loadIfCached(in: url) == nil { try cache.messages.replace([], in: url) }
+            if try cache.messages.blocking.loadIfCached(in: url) == nil { try cache.messages.blocking.replace([], in: url) }
         }
-        if !plan.users.isEmpty || plan.emptyFiles.contains(.users) { try cache.users.save(plan.users) }
+        if !plan.users.isEmpty || plan.emptyFiles.contains(.users) { try cache.users.blocking.save(plan.users) }
         let report = Report(
             channels: plan.distinctChannels, messages: plan.distinctMessages, users: plan.distinctUsers,
             emptyFiles: plan.emptyFiles.count, recordsLeftOut: plan.leftOut.byCachingRules, leftOut: plan.leftOut,

@@ -52,13 +52,13 @@ struct Info: AsyncParsableCommand {
     /// What the cache holds, read with the stores' synchronous calls.
     private func report(of cache: Cache, outboxEntries: Int) throws -> Report {
         let summary = try CacheFolderSummary.read(directory: options.url)
-        let messages = try cache.messages.loadAll()
+        let messages = try cache.messages.blocking.loadAll()
         // The on-disk part of the library's statistics, taken after the loads (which may move a damaged file aside).
-        let disk = try cache.statisticsNow()
+        let disk = try cache.blocking.statistics()
         return Report(
-            recordTypes: summary.recordTypes, channels: try cache.channels.load().count,
+            recordTypes: summary.recordTypes, channels: try cache.channels.blocking.load().count,
             messageFiles: summary.files.filter { $0.role == .messages }.count, messages: messages.count,
-            users: try cache.users.load().count, outboxEntries: outboxEntries, bytesOnDisk: disk.diskBytes,
+            users: try cache.users.blocking.load().count, outboxEntries: outboxEntries, bytesOnDisk: disk.diskBytes,
             filesOnDisk: disk.diskFiles, quarantinedBytes: disk.quarantinedBytes,
             oldestMessageAt: messages.map(\.createdAt).min(), newestMessageAt: messages.map(\.createdAt).max())
     }

@@ -28,14 +28,14 @@ struct Messages: ParsableCommand {
 
     func run() throws {
         try options.read({ cache in
-            guard let all = try cache.messages.loadIfCached(in: channelURL) ?? listedAsEmpty(in: cache) else {
+            guard let all = try cache.messages.blocking.loadIfCached(in: channelURL) ?? listedAsEmpty(in: cache) else {
                 throw ToolError("No channel '\(channelURL)' is cached in \(options.directory).")
             }
             let messages: [ChatMessage]
             if let before {
-                messages = try cache.messages.load(in: channelURL, before: before, limit: limit ?? Int.max)
+                messages = try cache.messages.blocking.load(in: channelURL, before: before, limit: limit ?? Int.max)
             } else if let after {
-                messages = try cache.messages.load(in: channelURL, after: after, limit: limit ?? Int.max)
+                messages = try cache.messages.blocking.load(in: channelURL, after: after, limit: limit ?? Int.max)
             } else {
                 messages = Array(all.suffix(limit ?? Int.max))
             }
@@ -51,6 +51,6 @@ struct Messages: ParsableCommand {
 
     /// `[]` for a listed channel whose messages are not cached (or were damaged), `nil` for an unknown channel.
     private func listedAsEmpty(in cache: Cache) throws -> [ChatMessage]? {
-        try cache.channels.channel(withURL: channelURL) != nil ? [] : nil
+        try cache.channels.blocking.channel(withURL: channelURL) != nil ? [] : nil
     }
 }

@@ -10,7 +10,7 @@ struct Users: ParsableCommand {
 
     func run() throws {
         try options.read({ cache in
-            let users = try cache.users.load()
+            let users = try cache.users.blocking.load()
             if options.json { return try Output.json(users) }
             Output.table([["ID", "NICKNAME", "PROFILE"]] + users.map { [$0.userID, $0.nickname, $0.profileURL] })
         }, otherTypes: { summary in

@@ -39,7 +39,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         let files: [VerifiedFile]
         do {
-            files = try options.open(readOnly: !repair).verify(repair: repair) { Output.progress("verified", $0, $1) }
+            files = try options.open(readOnly: !repair).blocking.verify(repair: repair) { Output.progress("verified", $0, $1) }
         } catch FlatCacheError.recordTypeMismatch where !repair {
             files = try CacheFolderSummary.verify(directory: options.url) { Output.progress("verified", $0, $1) }
         }

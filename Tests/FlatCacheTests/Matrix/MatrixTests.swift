@@ -591,7 +591,7 @@ struct MatrixTests {
         #expect(try await cache.messages.load(in: room) == before)
         #expect(try await cache.messages.continuity(in: room) == continuity)
         _ = try await cache.flush()
-        #expect(try cache.verify().allSatisfy(\.isValid))
+        #expect(try cache.blocking.verify().allSatisfy(\.isValid))
         await stopping.dispose()
         await collection.dispose()
 

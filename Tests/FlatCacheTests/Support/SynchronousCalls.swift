@@ -6,23 +6,23 @@ extension MessageStore {
     /// The synchronous ``MessageStore/save(_:)-(Sequence<Message>)``: written before it returns.
     @discardableResult
     func saveNow(_ messages: some Sequence<Message>) throws -> SaveResult {
-        try save(messages)
+        try blocking.save(messages)
     }
 
     /// The synchronous ``MessageStore/replace(_:in:)-(Sequence<Message>,String)``: written before it returns.
     @discardableResult
     func replaceNow(_ messages: some Sequence<Message>, in channelURL: String) throws -> SaveResult {
-        try replace(messages, in: channelURL)
+        try blocking.replace(messages, in: channelURL)
     }
 
     /// The synchronous ``MessageStore/load(in:)-(String)``.
     func loadNow(in channelURL: String) throws -> [Message] {
-        try load(in: channelURL)
+        try blocking.load(in: channelURL)
     }
 
     /// The synchronous ``MessageStore/loadIfCached(in:)-(String)``.
     func loadIfCachedNow(in channelURL: String) throws -> [Message]? {
-        try loadIfCached(in: channelURL)
+        try blocking.loadIfCached(in: channelURL)
     }
 }
 
@@ -30,12 +30,12 @@ extension UserStore {
     /// The synchronous ``UserStore/save(_:)-(Sequence<User>)``.
     @discardableResult
     func saveNow(_ users: some Sequence<User>) throws -> SaveResult {
-        try save(users)
+        try blocking.save(users)
     }
 
     /// The synchronous ``UserStore/load()-()``.
     func loadNow() throws -> [User] {
-        try load()
+        try blocking.load()
     }
 }
 
@@ -43,6 +43,6 @@ extension ChannelStore {
     /// The synchronous ``ChannelStore/replace(with:)-(Sequence<Channel>)``.
     @discardableResult
     func replaceNow(with channels: some Sequence<Channel>) throws -> SaveResult {
-        try replace(with: channels)
+        try blocking.replace(with: channels)
     }
 }

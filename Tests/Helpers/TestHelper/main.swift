@@ -89,12 +89,12 @@ do {
         let damaged = DamagedFiles()
         let cache = try ChatCache(directory: folder, configuration: Configuration(onDamagedFile: damaged.add))
         print("readOnly \(cache.isReadOnly)")
-        print("channels \(try cache.channels.load().count)")
-        print("messages \(try cache.messages.load(in: arguments[3]).count)")
-        print("users \(try cache.users.load().count)")
+        print("channels \(try cache.channels.blocking.load().count)")
+        print("messages \(try cache.messages.blocking.load(in: arguments[3]).count)")
+        print("users \(try cache.users.blocking.load().count)")
         for file in damaged.files { print("damaged \(file.path)") }
         do {
-            try cache.users.save([ChatUser(userID: "intruder", nickname: "Intruder")])
+            try cache.users.blocking.save([ChatUser(userID: "intruder", nickname: "Intruder")])
             print("save succeeded")
         } catch {
             print("save failed: \(error)")
@@ -118,9 +118,9 @@ do {
         guard let id = Int64(arguments[4]) else { fail("bad id", status: 2) }
         let cache = try ChatCache(directory: folder)
         if arguments[1] == "save" {
-            try cache.messages.save([ChatMessage(messageID: id, channelURL: arguments[3], createdAt: id * 1_000, text: "message \(id)")])
+            try cache.messages.blocking.save([ChatMessage(messageID: id, channelURL: arguments[3], createdAt: id * 1_000, text: "message \(id)")])
         } else {
-            try cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [id], in: arguments[3])
+            try cache.messages.blocking.applyChangeLog(updated: [], deletedMessageIDs: [id], in: arguments[3])
         }
     case "hold":
         guard let seconds = Double(arguments[3]) else { fail("bad seconds", status: 2) }
@@ -131,9 +131,9 @@ do {
         for index in 0..<count {
             let id = Int64(worker * 100_000 + index + 1)
             for url in ["shared", "own-\(worker)"] {
-                try cache.messages.save([ChatMessage(messageID: id, channelURL: url, createdAt: id, text: "from \(worker)")])
+                try cache.messages.blocking.save([ChatMessage(messageID: id, channelURL: url, createdAt: id, text: "from \(worker)")])
             }
-            if try cache.messages.load(in: "shared").isEmpty {
+            if try cache.messages.blocking.load(in: "shared").isEmpty {
                 fail("worker \(worker): 'shared' read as empty after save \(index)", status: 3)
             }
         }
@@ -152,14 +152,14 @@ do {
                 CrashRecords.message(channel: channel, id: Int64(1 + next(80)), version: version)
             }
             switch next(6) {
-            case 0, 1: try cache.messages.replace(messages, in: url)
-            case 2: try cache.messages.save(messages.prefix(3))
+            case 0, 1: try cache.messages.blocking.replace(messages, in: url)
+            case 2: try cache.messages.blocking.save(messages.prefix(3))
             case 3:
-                try cache.messages.applyChangeLog(
+                try cache.messages.blocking.applyChangeLog(
                     updated: messages.prefix(5), deletedMessageIDs: (0..<2).map { _ in Int64(1 + next(80)) }, in: url)
-            case 4: try cache.messages.removeAll(in: url)
+            case 4: try cache.messages.blocking.removeAll(in: url)
             default:
-                try cache.users.save([ChatUser(userID: "user-\(next(20))", nickname: "v\(version)")])
+                try cache.users.blocking.save([ChatUser(userID: "user-\(next(20))", nickname: "v\(version)")])
             }
         }
     case "flush-churn":

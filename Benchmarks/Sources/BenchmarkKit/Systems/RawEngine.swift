@@ -54,10 +54,10 @@ package final class RawEngineSystem {
     }
 
     package func saveEverything() throws {
-        for channel in channels { try cache.messages.replace(channel.messages, in: channel.url) }
+        for channel in channels { try cache.messages.blocking.replace(channel.messages, in: channel.url) }
     }
 
     package func loadEveryChannel() throws -> Int {
-        try channels.reduce(0) { $0 + (try cache.messages.load(in: $1.url).count) }
+        try channels.reduce(0) { $0 + (try cache.messages.blocking.load(in: $1.url).count) }
     }
 }
