@@ -27,7 +27,7 @@ public struct CacheClock: Sendable {
     public static let system = CacheClock { Date() }
 
     /// The current time in milliseconds since 1970, as the cache records it.
-    var milliseconds: Int64 { Int64((now().timeIntervalSince1970 * 1_000).rounded(.down)) }
+    var milliseconds: Int64 { now().millisecondsSince1970 }
 }
 
 extension Duration {

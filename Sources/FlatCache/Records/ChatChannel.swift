@@ -8,7 +8,7 @@ public import Foundation
 ///     memberCount: 4, createdAt: 1_700_000_000_000)
 /// try await cache.channels.save([channel])
 /// ```
-public struct ChatChannel: ChannelRecord, Codable, Hashable {
+public struct ChatChannel: ChannelRecord, Codable, Hashable, Identifiable {
     /// A group channel has members and history; an open channel is public and busy.
     public enum Kind: String, Codable, Sendable, Hashable {
         /// A channel with members and history: cached.

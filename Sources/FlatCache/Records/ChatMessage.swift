@@ -8,7 +8,7 @@ public import Foundation
 ///     sender: ChatUser(userID: "mina", nickname: "Mina"), text: "Hello 👋")
 /// try await cache.messages.save([message])
 /// ```
-public struct ChatMessage: MessageRecord, Codable, Hashable {
+public struct ChatMessage: MessageRecord, Codable, Hashable, Identifiable {
     /// The server's id; 0 for a message not sent yet (never cached).
     public var messageID: Int64
     /// The URL of the channel the message belongs to.

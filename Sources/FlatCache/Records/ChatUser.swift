@@ -6,7 +6,7 @@ public import Foundation
 /// let user = ChatUser(userID: "mina", nickname: "Mina", profileURL: "https://example.com/mina.png")
 /// try await cache.users.save([user])
 /// ```
-public struct ChatUser: UserRecord, Codable, Hashable {
+public struct ChatUser: UserRecord, Codable, Hashable, Identifiable {
     /// The user's unique id.
     public var userID: String
     /// The name shown in the app.
