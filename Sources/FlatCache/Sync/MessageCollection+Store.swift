@@ -43,16 +43,17 @@ extension MessageCollection {
     /// Tells the view what `stored` (the channel's cached messages, oldest
     /// first) changes of what it shows: messages shown that the store no
     /// longer holds are ``MessageCollectionEvent/deleted(_:)`` (but not ones
-    /// older than its oldest: retention dropped those, the server still has
-    /// them), ones it holds with other bytes ``MessageCollectionEvent/updated(_:)``,
+    /// older than its oldest when it holds its ``Configuration/maxMessagesPerChannel``:
+    /// retention dropped those, the server still has them), ones it holds with other bytes ``MessageCollectionEvent/updated(_:)``,
     /// and ones new to the view within what it spans (up to the newest when
     /// the view reaches the newest) ``MessageCollectionEvent/added(_:)``.
     func follow(_ stored: [Message]) {
         var byID = [Message.MessageID: Message](minimumCapacity: stored.count)
         for message in stored { byID[message.messageID] = message }
-        let oldestStored = stored.first
+        // A channel at its limit dropped its oldest by retention: shown ones older than what it holds are not gone.
+        let retainedFrom = stored.count >= store.maxPerChannel ? stored.first : nil
         let gone = messages.filter { message in
-            byID[message.messageID] == nil && oldestStored.map { !CanonicalOrder.precedes(message, $0) } ?? true
+            byID[message.messageID] == nil && retainedFrom.map { !CanonicalOrder.precedes(message, $0) } ?? true
         }.map(\.messageID)
         if !gone.isEmpty {
             removeShown(Set(gone))
