@@ -69,6 +69,7 @@ public actor MessageCollection<Message: MessageRecord>: TakesTurns {
     /// before ``start()`` misses none, however late the task runs:
     ///
     /// ```swift
+    /// let collection = try MessageCollection(channelURL: channelURL, store: cache.messages, source: server)
     /// Task { for await event in collection.events { print(event) } }
     /// try await collection.start()
     /// ```
