@@ -93,6 +93,11 @@ import Testing
         // Then each came once
         #expect(Self.added(log.all) == [[10], [11]])
         #expect(await Self.shown(collection) == [1, 2, 3, 10, 11])
+
+        // And once disposed, the collection stops following the store
+        #expect(cache.engine.hub.listenerCount == 1)
+        await collection.dispose()
+        try await waitUntil("the collection left the hub") { cache.engine.hub.listenerCount == 0 }
     }
 
     @Test func aChannelSavedThroughTheStoreReachesAnOpenChannelList() async throws {

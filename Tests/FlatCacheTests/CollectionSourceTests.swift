@@ -64,4 +64,22 @@ import Testing
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
     }
+
+    @Test func cancellingAUserLookupThrowsCancellationErrorAtOnce() async throws {
+        // Given a directory whose server answers in 30 s
+        let cache = try await Cache.open(directory: folder.url)
+        await server.add(users: [ChatUser(userID: "ann", nickname: "Ann")])
+        await server.setLatency(.seconds(30))
+        let directory = UserDirectory(users: cache.users, source: server)
+
+        // When a lookup that waits for the server is cancelled
+        let lookup = Task { try await directory.users(withIDs: ["ann"]) }
+        try await Task.sleep(for: .milliseconds(50))
+        let cancelled = ContinuousClock.now
+        lookup.cancel()
+
+        // Then it throws CancellationError without waiting for the fetch
+        await #expect(throws: CancellationError.self) { try await lookup.value }
+        #expect(ContinuousClock.now - cancelled < .seconds(5))
+    }
 }

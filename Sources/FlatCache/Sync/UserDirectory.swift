@@ -95,16 +95,16 @@ public actor UserDirectory<User: UserRecord> {
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)`` when
     ///   the fetch failed (nothing was saved), or a file-system error;
     ///   `CancellationError` when the calling task was cancelled (hence untyped
-    ///   `throws`): once the fetch it waited for ended, which still saves what it got.
+    ///   `throws`): it stops waiting at once, and the fetch goes on, saving what it gets.
     public func users(withIDs userIDs: some Sequence<String>) async throws -> [User] {
         let wanted = Self.unique(userIDs)
         var (found, fetches) = try await lookUp(wanted)
         for task in fetches {
             do {
-                found.merge(try await task.value) { cached, _ in cached }
+                found.merge(try await CancellableWait.value(of: task)) { cached, _ in cached }
             } catch {
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
                 let failure = Self.typed(error)
-                if Task.isCancelled { throw CancellationError() }
                 if case .sourceFailed(_, let underlying) = failure, underlying is CancellationError { throw CancellationError() }
                 throw failure
             }
