@@ -86,6 +86,7 @@ final class ChangeSignal: @unchecked Sendable {
     private var isCancelled = false
     private var waiter: CheckedContinuation<Void, Never>?
 
+    /// A signal for the file at `path`, fired once already (see ``ChangeHub/listen(to:)``).
     init(path: String) {
         self.path = path
     }

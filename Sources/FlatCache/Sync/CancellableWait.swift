@@ -4,6 +4,7 @@ import Foundation
 /// as the waiting task is not cancelled: a cancelled waiter stops waiting at
 /// once with `CancellationError`, and the task itself runs on for the others.
 enum CancellableWait {
+    /// The value of `task`, or `CancellationError` as soon as the waiting task is cancelled.
     static func value<T: Sendable>(of task: Task<T, any Error>) async throws -> T {
         let waiter = Waiter<T>()
         return try await withTaskCancellationHandler {
