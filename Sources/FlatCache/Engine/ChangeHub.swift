@@ -84,21 +84,22 @@ final class ChangeSignal: @unchecked Sendable {
     // Guarded by `lock`. Fired at the start: the first wait returns at once.
     private var isFired = true
     private var isCancelled = false
-    private var waiter: CheckedContinuation<Void, Never>?
+    /// Waits under way: one, unless a stream is iterated from several tasks (then each wakes).
+    private var waiters = [CheckedContinuation<Void, Never>]()
 
     /// A signal for the file at `path`, fired once already (see ``ChangeHub/listen(to:)``).
     init(path: String) {
         self.path = path
     }
 
-    /// Records a change, and wakes the observer if it waits.
+    /// Records a change: wakes the waits under way, or the next wait when none is.
     func fire() {
-        let woken = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            isFired = true
-            defer { waiter = nil }
-            return waiter
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            if waiters.isEmpty { isFired = true }
+            defer { waiters = [] }
+            return waiters
         }
-        woken?.resume()
+        for waiter in woken { waiter.resume() }
     }
 
     /// Waits for a change since the last wait (returns at once when one came
@@ -111,7 +112,7 @@ final class ChangeSignal: @unchecked Sendable {
                         isFired = false
                         return true
                     }
-                    waiter = continuation
+                    waiters.append(continuation)
                     return false
                 }
                 if ready { continuation.resume() }
@@ -122,13 +123,13 @@ final class ChangeSignal: @unchecked Sendable {
         return lock.withLock { !isCancelled }
     }
 
-    /// Ends the wait under way, and every later one, with `false`.
+    /// Ends the waits under way, and every later one, with `false`.
     private func cancel() {
-        let woken = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             isCancelled = true
-            defer { waiter = nil }
-            return waiter
+            defer { waiters = [] }
+            return waiters
         }
-        woken?.resume()
+        for waiter in woken { waiter.resume() }
     }
 }
