@@ -69,6 +69,15 @@ final class ChangeHub: @unchecked Sendable {
         for path in paths { changed(path) }
     }
 
+    /// Calls `body` once now, then after each change of the file at `path`
+    /// (changes that come while it runs make one more call), until the task
+    /// is cancelled: for a follower that reads what it needs itself.
+    func follow(_ path: String, _ body: () async -> Void) async {
+        let signal = listen(to: path)
+        defer { remove(signal) }
+        while await signal.wait() { await body() }
+    }
+
     /// Every file may have changed (the folder was emptied).
     func changedEverything() {
         let fired = lock.withLock { signals.values.flatMap(\.values) }

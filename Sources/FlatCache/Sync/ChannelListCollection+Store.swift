@@ -1,26 +1,17 @@
 /// Following the list in the store: channels saved, changed or removed
 /// there by other code reach the list as ordinary events.
 extension ChannelListCollection {
-    /// Starts following the channel list's changes in the store (see `ChannelStore.observe(order:)`).
+    /// Starts following the channel list's changes in the store, told by the
+    /// folder's change hub as `ChannelStore.observe(order:)` is.
     ///
     /// Each change takes a turn like any call and compares the store with
     /// the list shown then, so the collection's own writes tell nothing twice.
     func followStore() {
-        let changes = store.observe()
+        let path = store.layout.channelsFile.path
+        let hub = store.engine.hub
         storeChanges = Task { [weak self] in
-            do {
-                for try await _ in changes {
-                    guard let self, !Task.isCancelled else { return }
-                    await self.catchUpWithStore()
-                }
-            } catch {
-                await self?.storeFailed(error)
-            }
+            await hub.follow(path) { await self?.catchUpWithStore() }
         }
-    }
-
-    private func storeFailed(_ error: any Error) {
-        if let error = error as? FlatCacheError { emit(.failed(error)) }
     }
 
     /// Shows what changed in the store since the list last matched it.

@@ -2,34 +2,26 @@
 /// there by other code (another screen, a push handler, another
 /// ``ChatCache`` on the folder) reach the view as ordinary events.
 extension MessageCollection {
-    /// Starts following the channel's changes in the store (see `MessageStore.observe(in:)`).
+    /// Starts following the channel's changes in the store, told by the
+    /// folder's change hub as `MessageStore.observe(in:)` is.
     ///
     /// Each change takes a turn like any call and compares the store with
     /// what the view shows then: the collection's own writes are shown by the
     /// time their turn ends, so they find nothing left to tell (no event twice).
     func followStore() {
-        let changes = store.observe(in: channelURL)
+        // The URL was checked when the collection was made: this file always exists as a name.
+        guard let path = try? store.layout.messagesFile(forChannel: channelURL).path else { return }
+        let hub = store.engine.hub
         storeChanges = Task { [weak self] in
-            do {
-                for try await _ in changes {
-                    guard let self, !Task.isCancelled else { return }
-                    await self.catchUpWithStore()
-                }
-            } catch {
-                await self?.storeFailed(error)
-            }
+            await hub.follow(path) { await self?.catchUpWithStore() }
         }
-    }
-
-    private func storeFailed(_ error: any Error) {
-        if let error = error as? FlatCacheError { emit(.failed(error)) }
     }
 
     /// Shows what changed in the store since the view last matched it.
     private func catchUpWithStore() async {
         do {
             try await exclusively { () async throws(FlatCacheError) in
-                // Read in the turn, not taken from the stream: a value read before a call of ours wrote would be stale.
+                // Read in the turn: a value read before a call of ours wrote would be stale.
                 guard let stored = try await store.loadIfCached(in: channelURL) else { return }
                 follow(stored)
             }
