@@ -100,6 +100,26 @@ import Testing
         try await waitUntil("the collection left the hub") { cache.engine.hub.listenerCount == 0 }
     }
 
+    @Test func messagesRetentionDroppedStayShownAndADeletedOneGoes() async throws {
+        // Given a channel cached at most 3 messages at a time, and a collection showing 1-3
+        let cache = try await Cache.open(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 3))
+        let (collection, log) = try await started(cache)
+
+        // When live messages push 1 and 2 out of the store, then other code deletes 4
+        await server.send([message(4)])
+        await server.send([message(5)])
+        try await log.wait { Self.added($0).count == 2 }
+        try await cache.messages.applyChangeLog(updated: [], deletedMessageIDs: [4], in: channel)
+        try await log.wait { $0.contains { if case .deleted = $0 { true } else { false } } }
+        try await Task.sleep(for: .milliseconds(200))
+
+        // Then only 4 went: retention dropped 1 and 2 from the cache, not from the channel
+        let deleted = log.all.compactMap { if case .deleted(let ids) = $0 { ids } else { nil } }
+        #expect(deleted == [[4]])
+        #expect(await Self.shown(collection) == [1, 2, 3, 5])
+        #expect(try await cache.messages.load(in: channel).map(\.messageID) == [3, 5])
+    }
+
     @Test func aChannelSavedThroughTheStoreReachesAnOpenChannelList() async throws {
         // Given a started channel list showing one channel
         let cache = try await open()

@@ -28,8 +28,16 @@ enum StoreObservation {
     /// Whether two lists hold the same records in the same order, by their bytes.
     static func same<R: CacheRecord>(_ first: [R], _ second: [R]) -> Bool {
         guard first.count == second.count else { return false }
-        for index in first.indices where !sameBytes(first[index], second[index]) { return false }
+        let same = sameness(of: R.self)
+        for index in first.indices where !same(first[index], second[index]) { return false }
         return true
+    }
+
+    /// How to tell whether two records of type `R` have the same bytes:
+    /// `==` for the built-in models (no serializing), else ``sameBytes(_:_:)``.
+    static func sameness<R: CacheRecord>(of type: R.Type) -> (R, R) -> Bool {
+        if let known = type as? any EqualWhenSameBytes.Type, let equal = known.equality as? (R, R) -> Bool { return equal }
+        return sameBytes
     }
 
     /// Whether two records serialize to the same bytes (one that cannot serialize differs).
@@ -38,6 +46,21 @@ enum StoreObservation {
         return one == other
     }
 }
+
+/// A record whose `==` holds exactly when its bytes are equal: the built-in
+/// models (`==` synthesized over every field, each one serialized). An app's
+/// record may define `==` otherwise (an SDK object equal by id alone), so
+/// only these skip serializing when compared.
+protocol EqualWhenSameBytes: Equatable {}
+
+extension EqualWhenSameBytes {
+    /// `==` as a `(Self, Self) -> Bool`, type-erased for a generic caller to cast back.
+    static var equality: Any { { (first: Self, second: Self) in first == second } as (Self, Self) -> Bool }
+}
+
+extension ChatMessage: EqualWhenSameBytes {}
+extension ChatChannel: EqualWhenSameBytes {}
+extension ChatUser: EqualWhenSameBytes {}
 
 /// One listener of a ``StoreObservation``: its signal in the hub, and the
 /// last value it delivered. Let go (the stream's loop ended), it leaves the hub.

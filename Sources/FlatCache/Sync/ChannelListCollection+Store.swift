@@ -35,6 +35,7 @@ extension ChannelListCollection {
     func follow(_ stored: [Channel]) {
         var byKey = [RecordKey: Channel](minimumCapacity: stored.count)
         for channel in stored { byKey[RecordKey(channel.channelURL)] = channel }
+        let same = StoreObservation.sameness(of: Channel.self)
         var events = [ChannelListEvent<Channel>]()
         var shownKeys = Set<RecordKey>()
         for channel in channels {
@@ -46,7 +47,7 @@ extension ChannelListCollection {
             }
             if now.lastMessageAt != channel.lastMessageAt {
                 events.append(.moved(now))
-            } else if !StoreObservation.sameBytes(now, channel) {
+            } else if !same(now, channel) {
                 events.append(.updated(now))
             }
         }

@@ -34,25 +34,57 @@ extension MessageCollection {
 
     /// Tells the view what `stored` (the channel's cached messages, oldest
     /// first) changes of what it shows: messages shown that the store no
-    /// longer holds are ``MessageCollectionEvent/deleted(_:)`` (but not ones
-    /// older than its oldest when it holds its ``Configuration/maxMessagesPerChannel``:
-    /// retention dropped those, the server still has them), ones it holds with other bytes ``MessageCollectionEvent/updated(_:)``,
-    /// and ones new to the view within what it spans (up to the newest when
-    /// the view reaches the newest) ``MessageCollectionEvent/added(_:)``.
+    /// longer holds are ``MessageCollectionEvent/deleted(_:)``, but not ones
+    /// retention dropped (the server still has them): those older than what
+    /// the store held at the last look, or than what it holds now when at its
+    /// ``Configuration/maxMessagesPerChannel``. Ones it holds with
+    /// other bytes ``MessageCollectionEvent/updated(_:)``, and ones new to the
+    /// view within what it spans (up to the newest when the view reaches the
+    /// newest) ``MessageCollectionEvent/added(_:)``.
+    ///
+    /// Both lists are in the channel's order (time, then id), so one walk
+    /// over them side by side finds every difference, without a dictionary:
+    /// this runs after every change to the channel, the collection's own too.
     func follow(_ stored: [Message]) {
-        var byID = [Message.MessageID: Message](minimumCapacity: stored.count)
-        for message in stored { byID[message.messageID] = message }
-        // A channel at its limit dropped its oldest by retention: shown ones older than what it holds are not gone.
+        let same = StoreObservation.sameness(of: Message.self)
+        // Retention drops the oldest: shown ones older than what the store held, or holds at its limit, are not gone.
+        let heldFrom = storeOldest
         let retainedFrom = stored.count >= store.maxPerChannel ? stored.first : nil
-        let gone = messages.filter { message in
-            byID[message.messageID] == nil && retainedFrom.map { !CanonicalOrder.precedes(message, $0) } ?? true
-        }.map(\.messageID)
-        if !gone.isEmpty {
-            removeShown(Set(gone))
-            emit(.deleted(gone))
+        storeOldest = stored.first
+        func dropped(_ message: Message) -> Bool {
+            heldFrom.map { CanonicalOrder.precedes(message, $0) } ?? false
+                || retainedFrom.map { CanonicalOrder.precedes(message, $0) } ?? false
         }
-        let changed = messages.compactMap { shown in
-            byID[shown.messageID].flatMap { StoreObservation.sameBytes($0, shown) ? nil : $0 }
+        var (gone, changed, unshown) = ([Message](), [Message](), [Message]())
+        var (shownIndex, storedIndex) = (0, 0)
+        while shownIndex < messages.count || storedIndex < stored.count {
+            if shownIndex < messages.count, storedIndex < stored.count,
+                messages[shownIndex].messageID == stored[storedIndex].messageID
+            {
+                if !same(stored[storedIndex], messages[shownIndex]) { changed.append(stored[storedIndex]) }
+                shownIndex += 1
+                storedIndex += 1
+            } else if storedIndex == stored.count
+                || (shownIndex < messages.count && CanonicalOrder.precedes(messages[shownIndex], stored[storedIndex]))
+            {
+                let message = messages[shownIndex]
+                if !dropped(message) { gone.append(message) }
+                shownIndex += 1
+            } else {
+                unshown.append(stored[storedIndex])
+                storedIndex += 1
+            }
+        }
+        // A message whose time changed is in both lists, at two places: it moved, it is not gone.
+        if !gone.isEmpty, !unshown.isEmpty {
+            let moved = Set(unshown.map(\.messageID)).intersection(gone.map(\.messageID))
+            gone.removeAll { moved.contains($0.messageID) }
+            changed += unshown.filter { moved.contains($0.messageID) }
+        }
+        if !gone.isEmpty {
+            let ids = gone.map(\.messageID)
+            removeShown(Set(ids))
+            emit(.deleted(ids))
         }
         if !changed.isEmpty {
             replaceShown(changed)
@@ -61,7 +93,7 @@ extension MessageCollection {
         let reachesNewest = !hasNext && !hugeGapFound
         let oldest = messages.first
         let newest = messages.last
-        let candidates = stored.filter { message in
+        let candidates = unshown.filter { message in
             guard !shown.contains(message.messageID) else { return false }
             guard let oldest, let newest else { return reachesNewest }
             return !CanonicalOrder.precedes(message, oldest) && (reachesNewest || CanonicalOrder.precedes(message, newest))

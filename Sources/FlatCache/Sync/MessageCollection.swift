@@ -101,6 +101,9 @@ public actor MessageCollection<Message: MessageRecord>: TakesTurns {
     var outboxEvents: Task<Void, Never>?
     /// Follows the channel in the store (see ``followStore()``).
     var storeChanges: Task<Void, Never>?
+    /// The oldest message the store held when the view last followed it:
+    /// shown messages older than it were dropped by retention, not deleted.
+    var storeOldest: Message?
     /// Calls waiting for the one running (see ``TakesTurns``).
     var turns = Turns()
 
