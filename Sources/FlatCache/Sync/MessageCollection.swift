@@ -39,7 +39,8 @@
 /// in this process) reach ``messages`` and ``events`` as ordinary
 /// ``MessageCollectionEvent/added(_:)``, ``MessageCollectionEvent/updated(_:)``
 /// and ``MessageCollectionEvent/deleted(_:)`` events, within what the view
-/// spans (new messages after the newest shown when the view reaches the newest).
+/// spans (new messages after the newest shown when the view reaches the newest);
+/// messages retention drops from the cache stay shown.
 public actor MessageCollection<Message: MessageRecord>: TakesTurns {
     /// The starting point that shows the newest messages first.
     public static var now: Int64 { .max }
