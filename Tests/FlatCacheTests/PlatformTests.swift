@@ -79,7 +79,10 @@ import Testing
     @Test func namedCachesOpenInTheUsersCachesFolder() async throws {
         let name = "flatcache-tests-\(UUID().uuidString)"
         let expected = try CachesDirectory.user().appendingPathComponent("FlatCache/" + name, isDirectory: true)
-        defer { try? FileManager.default.removeItem(at: expected) }
+        defer {
+            try? FileManager.default.removeItem(at: expected)
+            _ = rmdir(expected.deletingLastPathComponent().path)   // FlatCache/, when no other cache is in it
+        }
         let cache = try ChatCache(name: name)
         #expect(cache.directory.standardizedFileURL.path == expected.standardizedFileURL.path)
         try cache.messages.blocking.save(Fixtures.messages(1))
