@@ -26,7 +26,9 @@ let package = Package(
             dependencies: [
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux, .android])),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The privacy manifest Apple requires of SDKs: file timestamps, reason C617.1.
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // A Matrix account's rooms, messages and profiles as FlatCache sources (client-server API v3,
         // URLSession; FoundationNetworking on Linux). Not a dependency of FlatCache itself.

@@ -1,12 +1,4 @@
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation  // and with it the C library (see Platform/PlatformLibc.swift)
 
 /// Writes to a file in place, without the temporary file and rename of a
 /// replace: the appends and sidecar rewrites whose safety the sidecar's
@@ -80,17 +72,5 @@ extension FileSystem {
         }
         defer { _ = close(descriptor) }
         guard synchronize(descriptor) == 0 else { throw failure(.sync, path, errno) }
-    }
-
-    /// Flushes a regular file's data, and the metadata needed to read it back
-    /// (its size), to the disk: `fdatasync` on Linux, which skips the
-    /// journal commit a time-only change would cost (a sidecar rewritten in
-    /// place); `fsync` elsewhere. Returns what the call returned.
-    static func synchronize(_ descriptor: Int32) -> Int32 {
-        #if os(Linux)
-            fdatasync(descriptor)
-        #else
-            fsync(descriptor)
-        #endif
     }
 }

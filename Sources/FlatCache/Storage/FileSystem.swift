@@ -1,12 +1,4 @@
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation  // and with it the C library (see Platform/PlatformLibc.swift)
 
 /// Every raw file operation FlatCache performs, in one place.
 ///
@@ -67,11 +59,7 @@ enum FileSystem {
     /// `nil` when there is none. A final symbolic link is not followed.
     static func modificationTime(at path: String) throws(FlatCacheError) -> Int64? {
         guard let info = try status(at: path, followingLinks: false) else { return nil }
-        #if canImport(Darwin)
-        let time = info.st_mtimespec
-        #else
-        let time = info.st_mtim
-        #endif
+        let time = info.modificationTimespec
         return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }
 
@@ -307,7 +295,7 @@ enum FileSystem {
         let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
         guard let descriptor else { throw failure(.open, path, errno) }
         defer { _ = close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw failure(.sync, path, errno) }
+        guard synchronizeFolder(descriptor) == 0 else { throw failure(.sync, path, errno) }
     }
 
     /// Runs `call` again while it fails with `EINTR`; `nil` when it fails otherwise (see `errno`).
