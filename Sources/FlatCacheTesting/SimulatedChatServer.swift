@@ -1,3 +1,5 @@
+public import FlatCache
+
 /// An in-memory chat server for tests and demos, scriptable like a bad
 /// network: it can go offline, fail the next calls, and answer slowly. It
 /// implements the sources an app implements over its own server

@@ -1,3 +1,5 @@
+public import FlatCache
+
 /// ``SimulatedChatServer`` as a ``MessageSender``, and the failures a test scripts for it.
 extension SimulatedChatServer {
     /// The send failures scripted to come, each for the next sends in order.
