@@ -18,7 +18,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        // `swift package generate-documentation --target FlatCache` (or FlatCacheMatrix).
+        // `swift package generate-documentation --target FlatCache` (or FlatCacheMatrix, FlatCacheTesting).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
