@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The platform options and the Apple-facing parts: file protection and
 /// backup exclusion (applied where the platform has them, accepted as
