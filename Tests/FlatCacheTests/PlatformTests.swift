@@ -190,7 +190,8 @@ import FlatCacheTesting
         let collection = try MessageCollection(channelURL: channel, store: cache.messages, source: source)
         await source.hold()
         let starting = Task { try await collection.start() }
-        let deadline = ContinuousClock.now + .seconds(5)
+        // Bounded, and generous: under a loaded machine (the whole suite, ThreadSanitizer) start() may take seconds to ask.
+        let deadline = ContinuousClock.now + .seconds(60)
         while !source.isWaiting, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(source.isWaiting)
         #expect(try locksAreFree())   // suspended in the middle of start(), holding nothing
