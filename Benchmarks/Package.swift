@@ -36,6 +36,7 @@ let package = Package(
                 "BenchmarkKit",
                 .product(name: "FlatCache", package: "FlatCache"),
                 .product(name: "FlatCacheMatrix", package: "FlatCache"),
+                .product(name: "FlatCacheTesting", package: "FlatCache"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "CBenchCrypto",
             ]

@@ -4,6 +4,7 @@
 // it. Add a name here when an example needs one. Doc-comment snippets are
 // compiled, never run.
 public import FlatCache
+public import FlatCacheTesting
 public import Foundation
 
 public let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chat")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FlatCache
+import FlatCacheTesting
 import Foundation
 
 /// `flatcache-demo collection`: a message collection and a channel list

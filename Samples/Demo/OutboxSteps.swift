@@ -1,4 +1,5 @@
 import FlatCache
+import FlatCacheTesting
 import Foundation
 
 /// The steps of `flatcache-demo outbox` after the app's kill, in order: each

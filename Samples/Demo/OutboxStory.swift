@@ -1,5 +1,6 @@
 import ArgumentParser
 import FlatCache
+import FlatCacheTesting
 import Foundation
 
 /// `flatcache-demo outbox`: messages typed offline survive the app's kill,

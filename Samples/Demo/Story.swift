@@ -1,4 +1,5 @@
 import FlatCache
+import FlatCacheTesting
 
 /// The steps of `flatcache-demo collection`, in order: each prints a
 /// heading, what it does, and the events that follow (see ``Transcript``).

@@ -82,6 +82,7 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
             readOnly: configuration.readOnly)
         // One spelling per file (no links, no "..") so every instance picks the same lock for it.
         let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path))
+        if writable { try Self.applyFolderAttributes(configuration, to: layout.root) }
         let storage = RecordStorage(
             root: layout.root, directory: directory, recordTypes: Self.recordTypes, synchronized: synchronized,
             isReadOnly: !writable,
@@ -110,6 +111,13 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         if policy.sweeps && !isReadOnly {
             engine.writeQueue.async { Sweep(engine: engine, layout: layout).runInBackground() }
         }
+    }
+
+    /// Gives the folder the configured Data Protection class and backup
+    /// exclusion (no-ops where the platform has neither; see Platform/).
+    private static func applyFolderAttributes(_ configuration: Configuration, to root: String) throws(FlatCacheError) {
+        if let protection = configuration.fileProtection { try FileProtection.apply(protection, toFolder: root) }
+        try BackupExclusion.apply(configuration.isExcludedFromBackup, toFolder: root)
     }
 
     /// The record types this cache reads and writes.

@@ -157,6 +157,36 @@ public struct Configuration: Sendable {
     /// ```
     public var onDamagedFile: (@Sendable (DamagedFile) -> Void)?
 
+    /// The Data Protection class of the cache folder and every file the
+    /// cache makes in it, on iOS, iPadOS, tvOS, watchOS and visionOS; `nil`
+    /// leaves the folder's class as it is (the app's default class, or what
+    /// the app set). The default is
+    /// ``FileProtection/completeUntilFirstUserAuthentication``, which lets
+    /// background work read and write the cache once the device was unlocked.
+    ///
+    /// Set on the folder when the cache opens; new files and folders take it
+    /// from the folder (a write's temporary file too, and the rename over its
+    /// target keeps it). When the folder had another class, the files already
+    /// in it get the new one at that open. A read-only cache sets nothing.
+    /// Where setting it fails, opening throws
+    /// ``FlatCacheError/fileSystem(_:path:code:)`` with ``FlatCacheError/FileOperation/setAttributes``.
+    ///
+    /// On macOS (Mac Catalyst included), Linux and Android it is accepted and
+    /// does nothing: those systems have no per-file protection classes.
+    public var fileProtection: FileProtection?
+
+    /// Whether the cache folder is kept out of backups: iCloud and computer
+    /// backups on iOS, iPadOS, tvOS, watchOS and visionOS, Time Machine on
+    /// macOS. The default is `true`, as a cache can be fetched again.
+    ///
+    /// Set on the folder (its `URLResourceValues.isExcludedFromBackup`) when
+    /// the cache opens, to this value, which covers every file in it; a
+    /// read-only cache sets nothing. Where setting it fails, opening throws
+    /// ``FlatCacheError/fileSystem(_:path:code:)`` with ``FlatCacheError/FileOperation/setAttributes``.
+    /// On Linux and Android it is accepted and does nothing: they have no
+    /// such mark.
+    public var isExcludedFromBackup: Bool
+
     /// A configuration with the given values; every argument has a sensible default.
     ///
     /// - Parameters:
@@ -173,6 +203,8 @@ public struct Configuration: Sendable {
     ///   - sweepTarget: See ``sweepTarget``.
     ///   - clock: See ``clock``.
     ///   - preloadedBundle: See ``preloadedBundle``.
+    ///   - fileProtection: See ``fileProtection``.
+    ///   - isExcludedFromBackup: See ``isExcludedFromBackup``.
     public init(
         maxMessagesPerChannel: Int = Configuration.defaultMaxMessagesPerChannel,
         durability: Durability = .atomic,
@@ -186,7 +218,9 @@ public struct Configuration: Sendable {
         sizeLimit: Int? = Configuration.defaultSizeLimit,
         sweepTarget: Double = Configuration.defaultSweepTarget,
         clock: CacheClock = .system,
-        preloadedBundle: URL? = nil
+        preloadedBundle: URL? = nil,
+        fileProtection: FileProtection? = .completeUntilFirstUserAuthentication,
+        isExcludedFromBackup: Bool = true
     ) {
         self.maxMessagesPerChannel = maxMessagesPerChannel
         self.durability = durability
@@ -201,6 +235,8 @@ public struct Configuration: Sendable {
         self.sweepTarget = sweepTarget
         self.clock = clock
         self.preloadedBundle = preloadedBundle
+        self.fileProtection = fileProtection
+        self.isExcludedFromBackup = isExcludedFromBackup
     }
 
     /// Throws ``FlatCacheError/invalidConfiguration(reason:)`` for a value out of range.
@@ -237,7 +273,11 @@ public enum Durability: Sendable, Hashable {
     /// may be lost and read as a cache miss. The fast choice for a cache.
     case atomic
     /// `fsync` each file before its rename and the folder after it, so a
-    /// returned write survives a power loss too. Costs about half a
-    /// millisecond per file on a typical disk.
+    /// returned write survives a power loss too. On Apple platforms that is
+    /// `fcntl(F_FULLFSYNC)`, which also flushes the drive's own cache (plain
+    /// `fsync` there does not), falling back to `fsync` on a file system
+    /// that refuses it; on Linux and Android, `fdatasync` for files. Costs
+    /// about half a millisecond per file on a typical Linux disk, more with
+    /// `F_FULLFSYNC`.
     case synchronized
 }

@@ -26,6 +26,8 @@ extension FlatCacheError: LocalizedError {
             "Create a new collection."
         case .outboxEntrySending:
             "Try again once the message's send ends."
+        case .invalidCacheName:
+            "Name the cache with one folder name, such as \"chat\" or the signed-in account's id."
         default:
             nil
         }

@@ -68,6 +68,9 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
     case outboxEntrySending(requestID: String)
     /// A request id was the empty string.
     case emptyRequestID
+    /// A name given to `ChatCache(name:)` or `ChatCache.open(name:)` cannot
+    /// be one folder's name: it is empty, `.` or `..`, or holds a `/` or a NUL.
+    case invalidCacheName(String)
 
     /// The file operations FlatCache performs, named in ``FlatCacheError/fileSystem(_:path:code:)``.
     public enum FileOperation: String, Sendable {
@@ -87,6 +90,9 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
         case createDirectory
         /// Listing a folder.
         case listDirectory
+        /// Setting a file's or folder's attributes: its Data Protection class
+        /// or its exclusion from backups (Apple platforms).
+        case setAttributes
     }
 
     /// A sentence that says what went wrong.
@@ -130,6 +136,8 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
             "The outbox entry '\(requestID)' is being sent; try again once its send ends."
         case .emptyRequestID:
             "The request id is empty."
+        case .invalidCacheName(let name):
+            "'\(name.replacingOccurrences(of: "\0", with: "\\0"))' cannot name a cache folder: a name must not be empty, '.' or '..', nor hold '/' or NUL."
         }
     }
 }
@@ -151,6 +159,7 @@ extension FlatCacheError.FileOperation {
         case .remove: "remove"
         case .createDirectory: "create the folder"
         case .listDirectory: "list"
+        case .setAttributes: "set the attributes of"
         }
     }
 }

@@ -1,5 +1,5 @@
 /// What went wrong talking to a Matrix homeserver. A ``MatrixSource`` throws
-/// it from every call; a ``FlatCache/MessageCollection`` wraps it in
+/// it from every call; a `MessageCollection` wraps it in
 /// `FlatCacheError.sourceFailed` and leaves the cache as it was.
 public enum MatrixError: Error, Sendable, CustomStringConvertible {
     /// The homeserver answered with a Matrix error (`errcode` such as

@@ -61,6 +61,8 @@ public struct MatrixEvent: Decodable, Sendable {
         /// Content with no fields, for an event that has none.
         init() {}
 
+        /// Decodes an event's `content`, leniently: a field of an unexpected
+        /// type reads as missing, as clients treat content others wrote.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             body = container.lenient(String.self, .body)
@@ -144,6 +146,8 @@ public struct MatrixEvent: Decodable, Sendable {
         }
     }
 
+    /// Decodes a client-server API event leniently: a missing or mistyped
+    /// field reads as empty or absent, so one odd event never fails a page.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         eventID = container.lenient(String.self, .eventID) ?? ""

@@ -3,7 +3,7 @@ public import FlatCache
 /// A Matrix room message as FlatCache keeps it: an `m.room.message` event,
 /// with its newest edit applied. Its id is the event id (a `String`); its
 /// channel is the room. Stored as compact JSON with sorted keys
-/// (``FlatCache/JSONCacheRecord``); a message with no ``requestID`` has no
+/// (`JSONCacheRecord`); a message with no ``requestID`` has no
 /// `requestID` key, so its bytes are the ones made before the field existed,
 /// and those bytes read as a message without one.
 ///

@@ -1,7 +1,7 @@
 public import FlatCache
 import Foundation
 
-/// Sending: the outbox's ``FlatCache/MessageSender``.
+/// Sending: the outbox's `MessageSender`.
 ///
 /// A message goes out as `PUT /rooms/{roomId}/send/m.room.message/{txnId}`
 /// with the outbox entry's request id as the transaction id. The homeserver
@@ -12,7 +12,7 @@ import Foundation
 /// `unsigned.transaction_id` for the access token that sent it, which
 /// ``MatrixEvent/message(in:)`` puts in ``MatrixMessage/requestID``.
 ///
-/// How failures map onto ``FlatCache/SendFailure`` (see ``sendFailure(for:)``):
+/// How failures map onto `SendFailure` (see ``sendFailure(for:)``):
 /// - The server did not answer (connection refused, reset, timed out): `offline`.
 /// - `M_LIMIT_EXCEEDED` or 429: `rateLimited`, after the server's `retry_after_ms`
 ///   (one second when it says none). The send itself is not retried by the
@@ -24,7 +24,7 @@ import Foundation
 ///   message, the device (and the transaction ids it remembers) stays, so the
 ///   entry stays pending and a process with the renewed token sends it. Without
 ///   `soft_logout` the device is gone for good: `refused` (the entry is failed,
-///   and ``FlatCache/Outbox/retry(_:with:)`` sends it after logging in again).
+///   and `Outbox/retry(_:with:)` sends it after logging in again).
 extension MatrixSource: MessageSender {
     /// Sends `message`'s text to its room with `requestID` as the transaction
     /// id, and returns the server's copy: the event id it made, its sender and
@@ -39,7 +39,7 @@ extension MatrixSource: MessageSender {
     ///     and ``MatrixMessage/body`` are read; its event id is not (it has none yet).
     ///   - requestID: The idempotency key: the transaction id.
     /// - Returns: The server's copy of the message.
-    /// - Throws: ``FlatCache/SendFailure`` (see the extension's description).
+    /// - Throws: `SendFailure` (see the extension's description).
     public func send(_ message: MatrixMessage, requestID: String) async throws -> MatrixMessage {
         do {
             return try await sendMessage(message, requestID: requestID)

@@ -1,8 +1,8 @@
 public import FlatCache
 
 /// A Matrix account as FlatCache's sources: the messages of its rooms
-/// (``FlatCache/MessageSource``), its joined rooms (``FlatCache/ChannelSource``) and
-/// its users' profiles (``FlatCache/UserSource``), over the client-server API v3.
+/// (`MessageSource`), its joined rooms (`ChannelSource`) and
+/// its users' profiles (`UserSource`), over the client-server API v3.
 ///
 /// ```swift
 /// let account = try await MatrixAccount.login(homeserver: homeserver, user: "mina", password: password)
@@ -22,7 +22,7 @@ public import FlatCache
 ///   from it, filtered to the room; a `limited` answer (a gap) is walked back
 ///   through `/messages` from its `prev_batch` to the token, up to
 ///   ``maxGapEvents`` events, beyond which the log says
-///   ``FlatCache/MessageChangeLog/tokenTooOld`` and the collection reloads.
+///   `MessageChangeLog/tokenTooOld` and the collection reloads.
 ///   A token the server refuses is too old as well.
 /// - Live events come from a long-polling `/sync` loop that retries with a
 ///   growing pause when the network fails and ends when the token is refused.
@@ -71,7 +71,7 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
 
     /// Up to `limit` messages of the room before or after `timestamp`, oldest first:
     /// the `limit` nearest the time in the collection's order (time, then id),
-    /// as ``FlatCache/MessageSource/messages(in:_:_:limit:)`` requires (within ``maxRequestsPerCall``).
+    /// as `MessageSource/messages(in:_:_:limit:)` requires (within ``maxRequestsPerCall``).
     ///
     /// - Throws: ``MatrixError``.
     public func messages(

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The channel list collection against the simulated server: the cached
 /// list, then the server's; change logs and live changes by token; a

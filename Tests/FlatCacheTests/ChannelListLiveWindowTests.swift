@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The window between `start()` and the channel list's live subscription
 /// opening: no change made around `start()` may wait for a later `sync()`.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// A whole-list load of the channel list against a list that moves between
 /// its offset pages: a channel missing from the pages is gone only when the

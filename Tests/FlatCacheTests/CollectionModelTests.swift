@@ -3,6 +3,7 @@ import Observation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The `@Observable` main-actor models a SwiftUI view binds to: they follow
 /// their collection (live messages, paging, the outbox), change only on the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// `MessageCollectionEvent` promises that applying the events in order
 /// reproduces the view: paging back and forth included.

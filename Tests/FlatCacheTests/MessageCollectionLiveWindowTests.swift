@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The window between `start()` and the live subscription opening: no
 /// message sent around `start()` may wait for a later `sync()`.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The outbox in a chat view: pending entries shown after the messages,
 /// and a server's copy shown once whether its echo or the send's answer comes first.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// A token too old and a huge gap: the server's page becomes the channel's
 /// whole cache, so nothing older is served as if it were still continuous.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The message collection against the simulated server: cache first, then
 /// the server; paging over holes, change logs, gaps, live events, dispose.

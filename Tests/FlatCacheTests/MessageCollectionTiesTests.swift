@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// Messages that share a millisecond: gap fills near the threshold, string
 /// ids in the newest shown millisecond, and paging through a millisecond

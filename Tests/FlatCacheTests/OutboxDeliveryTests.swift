@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The send loop against the simulated server and its scripted failures:
 /// order, exactly once, failures for good, retries, restarts.

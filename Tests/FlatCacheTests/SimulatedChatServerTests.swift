@@ -1,4 +1,5 @@
 import FlatCache
+import FlatCacheTesting
 import Foundation
 import Testing
 

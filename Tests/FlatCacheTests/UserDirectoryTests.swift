@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The user directory against the simulated server: cache first, missing
 /// users fetched once in a batch, old ones refreshed, failures typed.

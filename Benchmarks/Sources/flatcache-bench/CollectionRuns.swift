@@ -1,5 +1,6 @@
 import BenchmarkKit
 import FlatCache
+import FlatCacheTesting
 import Foundation
 
 /// Starting a `MessageCollection` on a cached channel: the time until its

@@ -655,6 +655,20 @@ final class CacheEngine: @unchecked Sendable {
         trim()
     }
 
+    /// Forgets every file memory holds but those with changes waiting for
+    /// write-behind, which stay whole until written: what a memory warning
+    /// asks. Memory-only changes go with their files, as under the budget.
+    /// Takes the engine's lock only (no disk work): returns at once.
+    func trimMemory() {
+        locked {
+            for entry in files.values where !entry.isDirty {
+                totalCost -= entry.cost
+                entry.forget()
+                files[entry.file.path] = nil
+            }
+        }
+    }
+
     /// Evicts the least recently used files without waiting changes until
     /// the memory tier is within its budget (to 90% of it, so that eviction
     /// runs now and then rather than on every load). Lock held.

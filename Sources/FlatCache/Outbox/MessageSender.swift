@@ -1,7 +1,7 @@
 /// What an app implements over its chat server to send a message: the
 /// other half of a ``MessageSource``, used by an ``OutboxDelivery``.
 ///
-/// ``SimulatedChatServer`` implements it for tests and demos; `FlatCacheMatrix`'s
+/// `SimulatedChatServer` (in `FlatCacheTesting`) implements it for tests and demos; `FlatCacheMatrix`'s
 /// `MatrixSource` sends with `PUT /rooms/{roomId}/send/m.room.message/{txnId}`.
 public protocol MessageSender<Message>: Sendable {
     /// The message record type the server returns.

@@ -26,8 +26,9 @@ public struct CacheClock: Sendable {
     /// The system's clock (`Date()`).
     public static let system = CacheClock { Date() }
 
-    /// The current time in milliseconds since 1970, as the cache records it.
-    var milliseconds: Int64 { now().millisecondsSince1970 }
+    /// The current time in milliseconds since 1970, as the cache records it
+    /// (``MessageRecord/createdAt`` counts the same way).
+    public var milliseconds: Int64 { now().millisecondsSince1970 }
 }
 
 extension Duration {

@@ -1,3 +1,6 @@
+// Debug builds only (Package.swift defines FLATCACHE_FAULTS for them): a release build's
+// system calls take no lock and check nothing.
+#if FLATCACHE_FAULTS
 import Foundation
 
 /// Failures the tests make the file system "return", to prove every error
@@ -83,3 +86,4 @@ enum FaultInjection {
         }
     }
 }
+#endif

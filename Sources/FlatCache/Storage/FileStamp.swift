@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// What one `stat` says about a file: enough to notice that anyone, in any
 /// process, wrote it since: a replace makes a new file (another inode), an
@@ -26,12 +20,8 @@ struct FileStamp: Hashable, Sendable {
         device = UInt64(truncatingIfNeeded: info.st_dev)
         inode = UInt64(truncatingIfNeeded: info.st_ino)
         size = Int(info.st_size)
-        #if canImport(Darwin)
-        modified = Timestamp(seconds: info.st_mtimespec.tv_sec, nanoseconds: info.st_mtimespec.tv_nsec)
-        changed = Timestamp(seconds: info.st_ctimespec.tv_sec, nanoseconds: info.st_ctimespec.tv_nsec)
-        #else
-        modified = Timestamp(seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
-        changed = Timestamp(seconds: info.st_ctim.tv_sec, nanoseconds: info.st_ctim.tv_nsec)
-        #endif
+        let (modification, change) = (info.modificationTimespec, info.statusChangeTimespec)
+        modified = Timestamp(seconds: Int(modification.tv_sec), nanoseconds: Int(modification.tv_nsec))
+        changed = Timestamp(seconds: Int(change.tv_sec), nanoseconds: Int(change.tv_nsec))
     }
 }

@@ -1,12 +1,4 @@
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation  // and with it the C library (see Platform/PlatformLibc.swift)
 
 /// Writes to a file in place, without the temporary file and rename of a
 /// replace: the appends and sidecar rewrites whose safety the sidecar's
@@ -19,7 +11,7 @@ extension FileSystem {
     /// Not atomic by itself: the caller keeps the sidecar telling which
     /// prefix of the file was whole (see ``RecordFile``).
     static func append(_ data: Data, to path: String, expecting expected: FileStamp) throws(FlatCacheError) -> FileStamp? {
-        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
+        if let code = injectedFailure(.open, path) { throw failure(.open, path, code) }
         guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) })
         else {
             let code = errno
@@ -43,7 +35,7 @@ extension FileSystem {
     /// one line always has the same length, a single small write. Returns its stamp.
     @discardableResult
     static func overwriteFile(at path: String, with data: Data) throws(FlatCacheError) -> FileStamp {
-        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
+        if let code = injectedFailure(.open, path) { throw failure(.open, path, code) }
         guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644) })
         else { throw failure(.open, path, errno) }
         var closed = false
@@ -51,7 +43,7 @@ extension FileSystem {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw failure(.write, path, EISDIR) }
-        if let code = FaultInjection.failure(.write, path) { throw failure(.write, path, code) }
+        if let code = injectedFailure(.write, path) { throw failure(.write, path, code) }
         let written = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         guard written == data.count else { throw failure(.write, path, written < 0 ? errno : EIO) }
         if Int(info.st_size) > data.count, ftruncate(descriptor, off_t(data.count)) != 0 {
@@ -74,23 +66,11 @@ extension FileSystem {
 
     /// Flushes the file at `path` to the disk (see ``synchronize(_:)``, through a new descriptor).
     static func synchronizeFile(at path: String) throws(FlatCacheError) {
-        if let code = FaultInjection.failure(.sync, path) { throw failure(.sync, path, code) }
+        if let code = injectedFailure(.sync, path) { throw failure(.sync, path, code) }
         guard let descriptor = retryingOnInterrupt({ open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
             throw failure(.open, path, errno)
         }
         defer { _ = close(descriptor) }
         guard synchronize(descriptor) == 0 else { throw failure(.sync, path, errno) }
-    }
-
-    /// Flushes a regular file's data, and the metadata needed to read it back
-    /// (its size), to the disk: `fdatasync` on Linux, which skips the
-    /// journal commit a time-only change would cost (a sidecar rewritten in
-    /// place); `fsync` elsewhere. Returns what the call returned.
-    static func synchronize(_ descriptor: Int32) -> Int32 {
-        #if os(Linux)
-            fdatasync(descriptor)
-        #else
-            fsync(descriptor)
-        #endif
     }
 }

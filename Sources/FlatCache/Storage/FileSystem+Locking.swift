@@ -1,12 +1,4 @@
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation  // and with it the C library (see Platform/PlatformLibc.swift)
 
 /// The advisory locks every process takes on the cache's `format` file.
 extension FileSystem {

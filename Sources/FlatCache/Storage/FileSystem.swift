@@ -1,12 +1,4 @@
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation  // and with it the C library (see Platform/PlatformLibc.swift)
 
 /// Every raw file operation FlatCache performs, in one place.
 ///
@@ -67,11 +59,7 @@ enum FileSystem {
     /// `nil` when there is none. A final symbolic link is not followed.
     static func modificationTime(at path: String) throws(FlatCacheError) -> Int64? {
         guard let info = try status(at: path, followingLinks: false) else { return nil }
-        #if canImport(Darwin)
-        let time = info.st_mtimespec
-        #else
-        let time = info.st_mtim
-        #endif
+        let time = info.modificationTimespec
         return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }
 
@@ -87,7 +75,7 @@ enum FileSystem {
     /// The whole contents of the file at `path` and its stamp as it was opened,
     /// or `nil` when there is none; as ``contentsOfFile(at:)``.
     static func readFile(at path: String) throws(FlatCacheError) -> (contents: Data, stamp: FileStamp)? {
-        if let code = FaultInjection.failure(.open, path) { throw failure(.open, path, code) }
+        if let code = injectedFailure(.open, path) { throw failure(.open, path, code) }
         // O_NONBLOCK: a FIFO planted at the path must not block the open (regular files ignore it).
         let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         guard let descriptor else {
@@ -109,7 +97,7 @@ enum FileSystem {
                 data.count += max(4096, data.count / 2)
             }
             let count = data.count
-            if let code = FaultInjection.failure(.read, path) { throw failure(.read, path, code) }
+            if let code = injectedFailure(.read, path) { throw failure(.read, path, code) }
             let got = data.withUnsafeMutableBytes { buffer in
                 read(descriptor, buffer.baseAddress! + filled, count - filled)
             }
@@ -143,7 +131,7 @@ enum FileSystem {
                 written.append(try writeTemporary(file.contents, for: file.path, synchronized: synchronized))
             }
             for (temporary, file) in zip(written, files) {
-                if let code = FaultInjection.failure(.rename, file.path) { throw failure(.rename, file.path, code) }
+                if let code = injectedFailure(.rename, file.path) { throw failure(.rename, file.path, code) }
                 guard rename(temporary, file.path) == 0 else { throw failure(.rename, file.path, errno) }
             }
         } catch {
@@ -157,7 +145,7 @@ enum FileSystem {
     static func writeTemporary(_ data: Data, for path: String, synchronized: Bool) throws(FlatCacheError) -> String {
         let temporary = temporaryPath(for: path)
         let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW
-        if let code = FaultInjection.failure(.open, temporary) { throw failure(.open, temporary, code) }
+        if let code = injectedFailure(.open, temporary) { throw failure(.open, temporary, code) }
         var opened = retryingOnInterrupt { open(temporary, flags, 0o644) }
         if opened == nil, errno == ENOENT {
             // The folder is gone (first write, or removed from outside): recreate it.
@@ -168,7 +156,7 @@ enum FileSystem {
         do throws(FlatCacheError) {
             try writeAll(data, to: descriptor, path: temporary)
             if synchronized {
-                if let code = FaultInjection.failure(.sync, temporary) { throw failure(.sync, temporary, code) }
+                if let code = injectedFailure(.sync, temporary) { throw failure(.sync, temporary, code) }
                 if synchronize(descriptor) != 0 { throw failure(.sync, temporary, errno) }
             }
         } catch {
@@ -207,13 +195,13 @@ enum FileSystem {
 
     /// Removes the file at `path`; a file that is already gone is fine.
     static func removeFile(at path: String) throws(FlatCacheError) {
-        if let code = FaultInjection.failure(.remove, path) { throw failure(.remove, path, code) }
+        if let code = injectedFailure(.remove, path) { throw failure(.remove, path, code) }
         guard unlink(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
     }
 
     /// Sets the modification time of the file at `path` to now, as a write would.
     static func markModified(at path: String) throws(FlatCacheError) {
-        if let code = FaultInjection.failure(.write, path) { throw failure(.write, path, code) }
+        if let code = injectedFailure(.write, path) { throw failure(.write, path, code) }
         guard utimensat(AT_FDCWD, path, nil, 0) == 0 else { throw failure(.write, path, errno) }
     }
 
@@ -227,7 +215,7 @@ enum FileSystem {
 
     /// Moves the file at `source` to `destination` (same file system), replacing nothing.
     static func moveFile(at source: String, to destination: String) throws(FlatCacheError) {
-        if let code = FaultInjection.failure(.rename, destination) { throw failure(.rename, destination, code) }
+        if let code = injectedFailure(.rename, destination) { throw failure(.rename, destination, code) }
         guard rename(source, destination) == 0 else { throw failure(.rename, source, errno) }
     }
 
@@ -241,7 +229,7 @@ enum FileSystem {
         }
         let up = parent(of: path)
         if up != path, !up.isEmpty { try createDirectory(at: up) }
-        if let code = FaultInjection.failure(.createDirectory, path) { throw failure(.createDirectory, path, code) }
+        if let code = injectedFailure(.createDirectory, path) { throw failure(.createDirectory, path, code) }
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
             throw failure(.createDirectory, path, errno)
         }
@@ -282,13 +270,35 @@ enum FileSystem {
 
     // MARK: - Helpers
 
+    /// The `errno` a test armed for `operation` on `path` (`FaultInjection`, debug
+    /// builds only); a release build has no such check on its system calls.
+    @inline(__always)
+    static func injectedFailure(_ operation: FlatCacheError.FileOperation, _ path: String) -> Int32? {
+        #if FLATCACHE_FAULTS
+        FaultInjection.failure(operation, path)
+        #else
+        nil
+        #endif
+    }
+
+    /// The most bytes a test lets one `write` call on `path` take (`FaultInjection`,
+    /// debug builds only); `nil`, no limit, in a release build.
+    @inline(__always)
+    static func injectedWriteLimit(_ path: String) -> Int? {
+        #if FLATCACHE_FAULTS
+        FaultInjection.writeLimit(path)
+        #else
+        nil
+        #endif
+    }
+
     /// Writes all of `data` to `descriptor`, carrying on after short writes.
     static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws(FlatCacheError) {
-        let limit = FaultInjection.writeLimit(path) ?? Int.max
+        let limit = injectedWriteLimit(path) ?? Int.max
         let failedCode: Int32? = data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                if let code = FaultInjection.failure(.write, path) { return code }
+                if let code = injectedFailure(.write, path) { return code }
                 let written = write(descriptor, buffer.baseAddress! + offset, min(limit, buffer.count - offset))
                 if written < 0 {
                     if errno == EINTR { continue }
@@ -303,11 +313,11 @@ enum FileSystem {
 
     /// Flushes the folder at `path` (its entries: renames, new files) to the disk.
     static func synchronizeDirectory(at path: String) throws(FlatCacheError) {
-        if let code = FaultInjection.failure(.sync, path) { throw failure(.sync, path, code) }
+        if let code = injectedFailure(.sync, path) { throw failure(.sync, path, code) }
         let descriptor = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
         guard let descriptor else { throw failure(.open, path, errno) }
         defer { _ = close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw failure(.sync, path, errno) }
+        guard synchronizeFolder(descriptor) == 0 else { throw failure(.sync, path, errno) }
     }
 
     /// Runs `call` again while it fails with `EINTR`; `nil` when it fails otherwise (see `errno`).

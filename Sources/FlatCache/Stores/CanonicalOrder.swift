@@ -1,6 +1,13 @@
 /// The order records take in their files (format v1, normative): the same
-/// records always give the same bytes.
-enum CanonicalOrder {
+/// records always give the same bytes. A source or a test double that keeps
+/// records in this order lists them as the cache does.
+///
+/// ```swift
+/// let older = ChatMessage(messageID: 2, channelURL: "trip", createdAt: 1_000, text: "first")
+/// let newer = ChatMessage(messageID: 1, channelURL: "trip", createdAt: 2_000, text: "second")
+/// assert(CanonicalOrder.precedes(older, newer))   // time first, then id
+/// ```
+public enum CanonicalOrder {
     /// Oldest first by creation time, then by message id.
     ///
     /// Plain index loops and field comparisons: this runs unspecialized for an
@@ -14,12 +21,12 @@ enum CanonicalOrder {
     }
 
     /// Whether `a` comes before `b` in a message file: older, or as old with a smaller id.
-    static func precedes<M: MessageRecord>(_ a: M, _ b: M) -> Bool {
+    public static func precedes<M: MessageRecord>(_ a: M, _ b: M) -> Bool {
         a.createdAt != b.createdAt ? a.createdAt < b.createdAt : a.messageID < b.messageID
     }
 
     /// Newest last message first, then by channel URL (UTF-8 byte order).
-    static func channels<C: ChannelRecord>(_ channels: [C]) -> [C] {
+    public static func channels<C: ChannelRecord>(_ channels: [C]) -> [C] {
         channels.sorted {
             $0.lastMessageAt != $1.lastMessageAt
                 ? $0.lastMessageAt > $1.lastMessageAt

@@ -4,7 +4,7 @@
 /// ``FlatCacheError/sourceFailed(operation:underlying:)`` and leaves the
 /// cache as it was.
 ///
-/// ``SimulatedChatServer`` implements it for tests and demos.
+/// `SimulatedChatServer` (in the `FlatCacheTesting` library) implements it for tests and demos.
 public protocol ChannelSource<Channel>: Sendable {
     /// The channel record type the source returns.
     associatedtype Channel: ChannelRecord

@@ -132,7 +132,7 @@ public actor UserDirectory<User: UserRecord> {
     /// that no save comes after.
     ///
     /// ```swift
-    /// let directory = UserDirectory(users: cache.users, source: SimulatedChatServer())
+    /// let directory = UserDirectory(users: cache.users, source: server)
     /// _ = try await directory.cachedUsers(withIDs: ["ann"])   // fetched in the background
     /// await directory.settled()
     /// try await cache.close()

@@ -1,7 +1,9 @@
+public import FlatCache
+
 /// An in-memory chat server for tests and demos, scriptable like a bad
 /// network: it can go offline, fail the next calls, and answer slowly. It
 /// implements the sources an app implements over its own server
-/// (``UserSource``, ``MessageSource`` and ``ChannelSource``), so that what
+/// (`UserSource`, `MessageSource` and `ChannelSource`), so that what
 /// is tested against it is what runs against a real one.
 ///
 /// Messages are kept per channel, oldest first. Every change (a message
@@ -13,7 +15,7 @@
 /// While offline, calls throw and live events are not delivered (the client
 /// is not connected to hear them).
 ///
-/// As a ``MessageSender`` it makes each message once per request id, and
+/// As a `MessageSender` it makes each message once per request id, and
 /// can lose an answer after acting, refuse a message for good, or rate limit.
 ///
 /// ```swift
@@ -143,8 +145,8 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
     }
 
     /// Sends messages, or replaces those with the same ids: each is a change
-    /// (for change logs) and a live ``LiveEvent/messageAdded(_:)``, or
-    /// ``LiveEvent/messageUpdated(_:)`` for an id the channel had.
+    /// (for change logs) and a live `LiveEvent/messageAdded(_:)`, or
+    /// `LiveEvent/messageUpdated(_:)` for an id the channel had.
     public func send(_ messages: some Sequence<ChatMessage>) {
         for message in messages {
             highestMessageID = max(highestMessageID, message.messageID)
@@ -167,8 +169,8 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
     }
 
     /// Adds channels to the user's list, or replaces those with the same
-    /// URLs: each a channel change, a live ``ChannelEvent/updated(_:)``, and
-    /// a live ``LiveEvent/channelUpdated(channelURL:)`` for its message collections.
+    /// URLs: each a channel change, a live `ChannelEvent/updated(_:)`, and
+    /// a live `LiveEvent/channelUpdated(channelURL:)` for its message collections.
     public func update(channels: some Sequence<ChatChannel>) {
         for channel in channels {
             list(channel)
@@ -176,7 +178,7 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
         }
     }
 
-    /// Puts `channel` on the user's list: a channel change and a live ``ChannelEvent/updated(_:)``.
+    /// Puts `channel` on the user's list: a channel change and a live `ChannelEvent/updated(_:)`.
     private func list(_ channel: ChatChannel) {
         channelsByURL[channel.channelURL] = channel
         channelChanges.record(channel.channelURL, channel.channelURL, removed: false, keeping: changeLogRetention)
@@ -184,7 +186,7 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
     }
 
     /// Takes a channel off the user's list (the user left it): a channel
-    /// change and a live ``ChannelEvent/removed(channelURL:)``. Its messages stay on the server.
+    /// change and a live `ChannelEvent/removed(channelURL:)`. Its messages stay on the server.
     public func leave(channelURL: String) {
         guard channelsByURL.removeValue(forKey: channelURL) != nil else { return }
         channelChanges.record(channelURL, channelURL, removed: true, keeping: changeLogRetention)
@@ -216,7 +218,7 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
         return true
     }
 
-    /// Deletes a channel and its messages: a live ``LiveEvent/channelDeleted(channelURL:)``,
+    /// Deletes a channel and its messages: a live `LiveEvent/channelDeleted(channelURL:)`,
     /// and, when it is on the user's list, as ``leave(channelURL:)`` does.
     public func deleteChannel(_ channelURL: String) {
         for message in messagesByChannel[channelURL] ?? [] {
@@ -260,13 +262,13 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
 
     // MARK: - Sources
 
-    /// The users with these ids that the server has (see ``UserSource``).
+    /// The users with these ids that the server has (see `UserSource`).
     public func users(withIDs userIDs: [String]) async throws -> [ChatUser] {
         try await answer(.users(userIDs))
         return userIDs.compactMap { usersByID[$0] }
     }
 
-    /// A page of the channel's messages (see ``MessageSource``): the `limit`
+    /// A page of the channel's messages (see `MessageSource`): the `limit`
     /// nearest the time in the collection's order (time, then id), so a full
     /// page may stop partway through a millisecond, as the protocol allows.
     public func messages(
@@ -285,13 +287,13 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
         }
     }
 
-    /// The current point of the change sequence (see ``MessageSource``).
+    /// The current point of the change sequence (see `MessageSource`).
     public func changeLogToken(in channelURL: String) async throws -> String {
         try await answer(.changeLogToken(channelURL: channelURL))
         return String(messageChanges.current)
     }
 
-    /// The channel's changes since `token`, up to ``changeLogPageSize`` (see ``MessageSource``).
+    /// The channel's changes since `token`, up to ``changeLogPageSize`` (see `MessageSource`).
     public func changeLog(in channelURL: String, since token: String) async throws -> MessageChangeLog<ChatMessage> {
         try await answer(.changeLog(channelURL: channelURL, since: token))
         guard let (last, next, hasMore) = try messageChanges.since(token, in: channelURL, pageSize: changeLogPageSize)
@@ -302,7 +304,7 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
         return .changes(updated: updated, deleted: deleted, next: next, hasMore: hasMore)
     }
 
-    /// A page of the user's channels (see ``ChannelSource``); the cursor is the index of the page's first channel.
+    /// A page of the user's channels (see `ChannelSource`); the cursor is the index of the page's first channel.
     public func channels(from cursor: String?, limit: Int) async throws -> ChannelPage<ChatChannel> {
         try await answer(.channels(from: cursor, limit: limit))
         let all = channelList()
@@ -313,13 +315,13 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
         return ChannelPage(channels: Array(all[start..<end]), next: end < all.count ? String(end) : nil)
     }
 
-    /// The current point of the channel list's change sequence (see ``ChannelSource``).
+    /// The current point of the channel list's change sequence (see `ChannelSource`).
     public func channelChangeLogToken() async throws -> String {
         try await answer(.channelChangeLogToken)
         return String(channelChanges.current)
     }
 
-    /// The channel list's changes since `token`, up to ``changeLogPageSize`` (see ``ChannelSource``).
+    /// The channel list's changes since `token`, up to ``changeLogPageSize`` (see `ChannelSource`).
     public func channelChangeLog(since token: String) async throws -> ChannelChangeLog<ChatChannel> {
         try await answer(.channelChangeLog(since: token))
         guard let (last, next, hasMore) = try channelChanges.since(token, in: nil, pageSize: changeLogPageSize)
@@ -329,14 +331,14 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
         return .changes(updated: updated, removed: removed, next: next, hasMore: hasMore)
     }
 
-    /// Live changes to the user's channel list from now on, while online (see ``ChannelSource``).
+    /// Live changes to the user's channel list from now on, while online (see `ChannelSource`).
     public func channelEvents() async -> AsyncStream<ChannelEvent<ChatChannel>> {
         let (id, stream) = channelListeners.add()
         stream.continuation.onTermination = { _ in Task { await self.stopChannelEvents(id) } }
         return stream.stream
     }
 
-    /// Live events from now on, while online (see ``MessageSource``).
+    /// Live events from now on, while online (see `MessageSource`).
     public func liveEvents() async -> AsyncStream<LiveEvent<ChatMessage>> {
         let (id, stream) = messageListeners.add()
         stream.continuation.onTermination = { _ in Task { await self.stopLiveEvents(id) } }

@@ -1,4 +1,6 @@
-/// ``SimulatedChatServer`` as a ``MessageSender``, and the failures a test scripts for it.
+public import FlatCache
+
+/// ``SimulatedChatServer`` as a `MessageSender`, and the failures a test scripts for it.
 extension SimulatedChatServer {
     /// The send failures scripted to come, each for the next sends in order.
     struct SendScript: Sendable {
@@ -8,15 +10,15 @@ extension SimulatedChatServer {
     }
 
     /// Makes `message` a message of the server (the next id, the server's
-    /// time, `requestID` as its ``ChatMessage/requestID``), sent like
+    /// time, `requestID` as its `ChatMessage/requestID`), sent like
     /// ``send(_:)`` (a change and a live event), and returns it. A request id
     /// the server already acted on returns the message it made then, as it
     /// is now, and makes nothing new.
     ///
-    /// - Throws: ``SendFailure/offline(_:)`` while offline or when the answer
+    /// - Throws: `SendFailure/offline(_:)` while offline or when the answer
     ///   is scripted to be lost (``dropNextAnswers(_:)``: the message is made
-    ///   first); ``SendFailure/temporary(_:)`` for ``failNextCalls(_:)``;
-    ///   ``SendFailure/refused(_:)`` and ``SendFailure/rateLimited(retryAfter:)`` as scripted.
+    ///   first); `SendFailure/temporary(_:)` for ``failNextCalls(_:)``;
+    ///   `SendFailure/refused(_:)` and `SendFailure/rateLimited(retryAfter:)` as scripted.
     public func send(_ message: ChatMessage, requestID: String) async throws -> ChatMessage {
         do {
             try await answer(.send(channelURL: message.channelURL, requestID: requestID))
