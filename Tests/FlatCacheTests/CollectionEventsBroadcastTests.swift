@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// Collection, directory and outbox events are multicast: every loop over
 /// `events` gets every event, instead of the loops splitting them.

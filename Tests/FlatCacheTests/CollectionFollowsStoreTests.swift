@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// An open collection follows its channel (or the channel list) in the
 /// store: what other code saves there, through any store of the folder,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// Collections take any source of their records (`any MessageSource<Message>`),
 /// and a call whose task is cancelled throws `CancellationError`.

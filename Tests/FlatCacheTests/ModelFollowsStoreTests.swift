@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlatCache
+import FlatCacheTesting
 
 /// The `@Observable` models follow what their collection follows: a message
 /// or a channel saved through the store by other code reaches the model a
