@@ -7,9 +7,9 @@ struct Story {
     /// The cache the story's app keeps.
     typealias Cache = ChatCache<ChatMessage, ChatChannel, ChatUser>
     /// General's messages, as the chat view shows them.
-    typealias Messages = MessageCollection<SimulatedChatServer>
+    typealias Messages = MessageCollection<ChatMessage>
     /// The user's channels, as the channel list shows them.
-    typealias Channels = ChannelListCollection<SimulatedChatServer>
+    typealias Channels = ChannelListCollection<ChatChannel>
 
     /// The app's cache, emptied before the story.
     let cache: Cache
@@ -54,12 +54,12 @@ struct Story {
         StoryLines.say("server", "offline")
         let list = try channelList()
         StoryLines.say("call", "channelList.start()")
-        let listError = try await failure("channelList.start()") { () async throws(FlatCacheError) in try await list.start() }
+        let listError = try await failure("channelList.start()") { try await list.start() }
         try await transcript.expect(.list, "cachedList")
         StoryLines.say("threw", "\(listError)")
         let collection = try messageCollection()
         StoryLines.say("call", "collection.start()")
-        let error = try await failure("collection.start()") { () async throws(FlatCacheError) in try await collection.start() }
+        let error = try await failure("collection.start()") { try await collection.start() }
         try await transcript.expect(.messages, "cachedPage")
         StoryLines.say("threw", "\(error)")
         return (list, collection)
@@ -100,7 +100,7 @@ struct Story {
     /// The error `body` throws; the story stops when it succeeds.
     ///
     /// - Throws: ``StoryError/didNotFail(_:)``.
-    func failure(_ call: String, _ body: () async throws(FlatCacheError) -> Void) async throws(StoryError) -> FlatCacheError {
+    func failure(_ call: String, _ body: () async throws -> Void) async throws(StoryError) -> any Error {
         do {
             try await body()
         } catch {

@@ -10,9 +10,9 @@ actor AccountSync {
     private let pageSize: Int
     private let history: Int
     private let hugeGap: Int
-    private let list: ChannelListCollection<MatrixSource>
+    private let list: ChannelListCollection<MatrixSource.Channel>
     private let directory: UserDirectory<ChatUser>
-    private var collections = [String: MessageCollection<MatrixSource>]()
+    private var collections = [String: MessageCollection<MatrixSource.Message>]()
     private var printers = [Task<Void, Never>]()
     private var names = [String: String]()
     /// Whether event lines are printed (with `--follow`); before, events are only noted.
@@ -74,7 +74,7 @@ actor AccountSync {
         await directory.settled()
     }
 
-    private func collection(for roomID: String) async throws -> MessageCollection<MatrixSource> {
+    private func collection(for roomID: String) async throws -> MessageCollection<MatrixSource.Message> {
         if let existing = collections[roomID] { return existing }
         let collection = try MessageCollection(
             channelURL: roomID, store: cache.messages, source: source, pageSize: pageSize, hugeGapThreshold: hugeGap,
@@ -104,7 +104,7 @@ actor AccountSync {
         for waiting in waitingForPage.removeValue(forKey: roomID) ?? [] { waiting.resume() }
     }
 
-    private func printEvents(of collection: MessageCollection<MatrixSource>, roomID: String) -> Task<Void, Never> {
+    private func printEvents(of collection: MessageCollection<MatrixSource.Message>, roomID: String) -> Task<Void, Never> {
         Task { [weak self] in
             for await event in collection.events {
                 guard let self else { return }

@@ -40,7 +40,7 @@ import FlatCacheTesting
     }
 
     /// A started list of channels a-d, synced, with a message cached in each.
-    func started(_ cache: Cache, pageSize: Int = 50) async throws -> (ChannelListCollection<SimulatedChatServer>, EventLog<Event>) {
+    func started(_ cache: Cache, pageSize: Int = 50) async throws -> (ChannelListCollection<ChatChannel>, EventLog<Event>) {
         await server.update(channels: ["a", "b", "c", "d"].enumerated().map { Self.channel($1, lastAt: Int64($0 + 1) * 1_000) })
         for url in ["a", "b", "c", "d"] {
             try await cache.messages.save([ChatMessage(messageID: 1, channelURL: url, createdAt: 1, text: "hi")])

@@ -38,7 +38,7 @@ import FlatCacheTesting
         await server.send([ChatMessage(messageID: time, channelURL: url, createdAt: time, text: "new")])
     }
 
-    func list(_ cache: Cache, _ source: ShiftingChannels) throws -> ChannelListCollection<ShiftingChannels> {
+    func list(_ cache: Cache, _ source: ShiftingChannels) throws -> ChannelListCollection<ChatChannel> {
         try ChannelListCollection(store: cache.channels, source: source, pageSize: pageSize)
     }
 
@@ -108,7 +108,7 @@ import FlatCacheTesting
         #expect(try await cache.messages.loadIfCached(in: url(pageSize + 10)) != nil)
         #expect(try await cache.channels.changeLogToken() == nil)
         let loads = await server.calls.filter { if case .channels(nil, _) = $0 { true } else { false } }.count
-        #expect(loads == ChannelListCollection<ShiftingChannels>.maxWholeListLoads)
+        #expect(loads == ChannelListCollection<ChatChannel>.maxWholeListLoads)
 
         // When the list holds still and the app syncs again
         await shifting.stop()

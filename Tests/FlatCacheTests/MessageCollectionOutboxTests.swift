@@ -46,7 +46,7 @@ import FlatCacheTesting
         return (view.map(\.messageID), pending)
     }
 
-    func check(_ collection: MessageCollection<some MessageSource<ChatMessage>>, _ log: EventLog<Event>) async {
+    func check(_ collection: MessageCollection<ChatMessage>, _ log: EventLog<Event>) async {
         let replayed = Self.replay(log.all)
         #expect(replayed.messages == (await collection.messages).map(\.messageID))
         #expect(replayed.pending == (await collection.pending).map(\.requestID))

@@ -19,7 +19,7 @@ import FlatCacheTesting
             directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 1_000, writeDelay: .zero, sizeLimit: nil))
     }
 
-    func collection(_ cache: Cache, pageSize: Int, threshold: Int = 300) throws -> MessageCollection<SimulatedChatServer> {
+    func collection(_ cache: Cache, pageSize: Int, threshold: Int = 300) throws -> MessageCollection<ChatMessage> {
         try MessageCollection(channelURL: channel, store: cache.messages, source: server, pageSize: pageSize, hugeGapThreshold: threshold)
     }
 

@@ -29,9 +29,9 @@ import FlatCacheTesting
     }
 
     func collection(
-        _ cache: Cache, startingPoint: Int64 = MessageCollection<SimulatedChatServer>.now, pageSize: Int = 30,
+        _ cache: Cache, startingPoint: Int64 = MessageCollection<ChatMessage>.now, pageSize: Int = 30,
         threshold: Int = 300
-    ) throws -> MessageCollection<SimulatedChatServer> {
+    ) throws -> MessageCollection<ChatMessage> {
         try MessageCollection(
             channelURL: channel, store: cache.messages, source: server, startingPoint: startingPoint, pageSize: pageSize,
             hugeGapThreshold: threshold)
@@ -181,7 +181,7 @@ import FlatCacheTesting
 
     /// Starts a collection on a synced channel of `count` messages, then takes the server offline.
     func syncedThenOffline(_ cache: Cache, count: Int64 = 40, threshold: Int = 300) async throws -> (
-        MessageCollection<SimulatedChatServer>, EventLog<Event>
+        MessageCollection<ChatMessage>, EventLog<Event>
     ) {
         await server.send(Self.messages(1...count))
         let collection = try collection(cache, threshold: threshold)

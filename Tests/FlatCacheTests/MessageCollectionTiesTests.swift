@@ -57,8 +57,8 @@ import FlatCacheTesting
     /// Pages forward to the end, then back to the start, at most 200 calls
     /// each way; returns the forward pages.
     @discardableResult
-    static func pageToBothEnds<S: MessageSource>(_ collection: MessageCollection<S>) async throws -> [[S.Message]] {
-        var pages = [[S.Message]]()
+    static func pageToBothEnds<M: MessageRecord>(_ collection: MessageCollection<M>) async throws -> [[M]] {
+        var pages = [[M]]()
         while await collection.hasNext, pages.count < 200 { pages.append(try await collection.loadNext()) }
         for _ in 0..<200 where await collection.hasPrevious { try await collection.loadPrevious() }
         return pages

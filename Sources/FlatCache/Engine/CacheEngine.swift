@@ -21,6 +21,8 @@ final class CacheEngine: @unchecked Sendable {
     let policy: CachePolicy
     /// Runs a sweep (on ``writeQueue``) when writes may have crossed the size limit.
     private let sweeper: @Sendable (CacheEngine) -> Void
+    /// The folder's observers in this process: told of every change that lands, in memory or on disk.
+    let hub: ChangeHub
 
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -56,6 +58,7 @@ final class CacheEngine: @unchecked Sendable {
         self.writeDelay = writeDelay
         self.policy = policy
         self.sweeper = sweeper
+        hub = ChangeHub.shared(forFolder: storage.root)
     }
 
     /// Runs `body` holding the engine's lock (never across disk work).
@@ -229,6 +232,7 @@ final class CacheEngine: @unchecked Sendable {
             entry.addMemoryOnly(change)
             settle(entry, costBefore: before)
         }
+        hub.changed(file.path)
     }
 
     /// Adds `change` to `file` in memory and schedules its write.
@@ -242,6 +246,7 @@ final class CacheEngine: @unchecked Sendable {
             settle(entry, costBefore: before)
             return entry
         }
+        hub.changed(file.path)
         if writeDelay > .zero { scheduleFlush() }
         return entry
     }
@@ -275,6 +280,7 @@ final class CacheEngine: @unchecked Sendable {
                 }
             }
         }
+        hub.changed(file.path)
         if writeDelay > .zero { scheduleFlush() }
     }
 
@@ -336,6 +342,7 @@ final class CacheEngine: @unchecked Sendable {
             try file.remove()
             policy.usage.forget(CollectionOfOne(file.name))
         }
+        hub.changed(file.path)
     }
 
     /// Removes `file` for a sweep, unless it has changes waiting or its
@@ -353,6 +360,7 @@ final class CacheEngine: @unchecked Sendable {
                 }
             }
             try file.remove()
+            hub.changed(file.path)
             return true
         }
     }
@@ -415,6 +423,7 @@ final class CacheEngine: @unchecked Sendable {
             files = [:]
             totalCost = 0
         }
+        hub.changedEverything()
     }
 
     /// Starts a write-behind flush after ``writeDelay``, unless one is waiting.
@@ -498,6 +507,7 @@ final class CacheEngine: @unchecked Sendable {
     ) -> [WriteReport] {
         var written = 0
         var stamps = [(name: String, stamp: FileStamp)]()
+        var changed = [String]()
         let reports = locked {
             var reports = [WriteReport]()
             for (index, target) in targets.enumerated() {
@@ -506,11 +516,13 @@ final class CacheEngine: @unchecked Sendable {
                 switch steps[index] {
                 case .success(.write(let staged)):
                     target.finish(tail: staged.tail)
+                    changed.append(target.file.path)
                     outcome = .success(staged.outcome)
                     written += staged.bytesWritten
                     if staged.bytesWritten > 0 { stamps.append((staged.file.name, staged.tail.stamp)) }
                 case .success(.remove), .success(.nothing):
                     target.finish(tail: nil)
+                    changed.append(target.file.path)
                     outcome = .success(nil)
                 case .success(.noChanges):
                     outcome = .success(nil)
@@ -525,6 +537,8 @@ final class CacheEngine: @unchecked Sendable {
             return reports
         }
         if !stamps.isEmpty { policy.usage.wrote(stamps) }
+        // On disk now: what other instances on the folder read (this one knew it from memory).
+        hub.changed(changed)
         if policy.wrote(bytes: written) { writeQueue.async { [self] in sweeper(self) } }
         return reports
     }

@@ -30,7 +30,7 @@ public final class Outbox<Message: MessageRecord>: Sendable {
     private let queue = DispatchQueue(label: "FlatCache.Outbox")
     /// What the file holds; touched only on `queue`.
     private let folded = Folded()
-    private let listeners = Listeners()
+    private let listeners = Broadcast<OutboxEvent<Message>>()
 
     init(storage: RecordStorage, file: RecordFile, clock: CacheClock) {
         self.storage = storage
@@ -152,7 +152,7 @@ public final class Outbox<Message: MessageRecord>: Sendable {
     /// ``ChatCache`` on the folder, or another process, has its own events;
     /// ``entries()`` reads what they wrote.)
     public func events() -> AsyncStream<OutboxEvent<Message>> {
-        listeners.add()
+        listeners.subscribe()
     }
 
     // MARK: - What the delivery calls
@@ -350,31 +350,5 @@ public final class Outbox<Message: MessageRecord>: Sendable {
 
         /// Whether the file is mostly lines an entry's later line superseded.
         var wantsCompaction: Bool { lineCount >= 64 && lineCount > 4 * liveCount }
-    }
-
-    /// The streams of ``events()``, by listener.
-    private final class Listeners: @unchecked Sendable {
-        private let lock = NSLock()
-        private var continuations = [Int: AsyncStream<OutboxEvent<Message>>.Continuation]()  // guarded by lock
-        private var next = 0
-
-        func add() -> AsyncStream<OutboxEvent<Message>> {
-            let (stream, continuation) = AsyncStream.makeStream(of: OutboxEvent<Message>.self)
-            let id = lock.withLock {
-                next += 1
-                continuations[next] = continuation
-                return next
-            }
-            continuation.onTermination = { [weak self] _ in self?.remove(id) }
-            return stream
-        }
-
-        private func remove(_ id: Int) {
-            _ = lock.withLock { continuations.removeValue(forKey: id) }
-        }
-
-        func yield(_ event: OutboxEvent<Message>) {
-            for continuation in lock.withLock({ Array(continuations.values) }) { continuation.yield(event) }
-        }
     }
 }

@@ -1,7 +1,8 @@
 /// The cached messages, one file per channel holding its most recent ones.
 ///
 /// Get it from ``ChatCache/messages``. Every call is safe from any thread;
-/// two writes to one channel never interleave.
+/// two writes to one channel never interleave. ``observe(in:)`` follows a
+/// channel as it changes (see <doc:ObservingChanges>).
 ///
 /// ```swift
 /// try await cache.messages.save(fetched)                                    // upsert

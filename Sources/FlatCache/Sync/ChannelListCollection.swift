@@ -20,32 +20,40 @@
 /// missing from the loads stay with their messages, the list is cached
 /// without a change log token, and the next ``sync()`` loads it whole again.
 ///
+/// The list follows the channel store too: channels other code saves,
+/// changes or removes there (through any ``ChatCache`` on the folder in this
+/// process) reach ``channels`` and ``events`` as ordinary events. A call whose
+/// task is cancelled while the source answers throws `CancellationError`.
+///
 /// ```swift
 /// let list = try ChannelListCollection(store: cache.channels, source: server)
 /// Task { for await event in list.events { print(event) } }   // update the view
 /// try await list.start()
 /// ```
-public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
-    /// The record type of the channels.
-    public typealias Channel = Source.Channel
-
+public actor ChannelListCollection<Channel: ChannelRecord>: TakesTurns {
     /// Channels per page when the whole list is loaded.
     public nonisolated let pageSize: Int
     /// The most pages a whole-list load reads; a list longer than this is cut there.
     public nonisolated let maxPages: Int
     /// What happens to the view, in order, until ``dispose()`` finishes the stream.
-    public nonisolated let events: AsyncStream<ChannelListEvent<Channel>>
+    ///
+    /// Each access is a new listener that gets every event from then on, so
+    /// any number of loops may follow one list; the first listener also gets
+    /// the events that came before it (see ``MessageCollection/events``).
+    public nonisolated var events: AsyncStream<ChannelListEvent<Channel>> { broadcast.subscribe() }
 
     /// What the view shows: most recent last message first.
-    public private(set) var channels = [Channel]()
+    public internal(set) var channels = [Channel]()
     /// Whether ``dispose()`` was called.
     public private(set) var isDisposed = false
 
     let store: ChannelStore<Channel>
-    let source: Source
-    private let continuation: AsyncStream<ChannelListEvent<Channel>>.Continuation
+    let source: any ChannelSource<Channel>
+    private let broadcast = Broadcast<ChannelListEvent<Channel>>(keepingEarlyElements: true)
     private var started = false
     private var liveEvents: Task<Void, Never>?
+    /// Follows the list in the store (see ``followStore()``).
+    var storeChanges: Task<Void, Never>?
     /// Calls waiting for the one running (see ``TakesTurns``).
     var turns = Turns()
 
@@ -53,24 +61,25 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
     ///
     /// - Parameters:
     ///   - store: The channel store it caches in (`cache.channels`).
-    ///   - source: The chat server.
+    ///   - source: The chat server: any ``ChannelSource`` of these channels
+    ///     (a concrete one, or `any ChannelSource<Channel>`).
     ///   - pageSize: Channels per page, at least 1; 50 by default.
     ///   - maxPages: At least 1; 100 by default.
     /// - Throws: ``FlatCacheError/invalidLimit(_:)`` for a page size or page count under 1.
-    public init(store: ChannelStore<Channel>, source: Source, pageSize: Int = 50, maxPages: Int = 100) throws(FlatCacheError) {
+    public init(store: ChannelStore<Channel>, source: any ChannelSource<Channel>, pageSize: Int = 50, maxPages: Int = 100) throws(FlatCacheError) {
         guard pageSize >= 1 else { throw .invalidLimit(pageSize) }
         guard maxPages >= 1 else { throw .invalidLimit(maxPages) }
         self.store = store
         self.source = source
         self.pageSize = pageSize
         self.maxPages = maxPages
-        (events, continuation) = AsyncStream.makeStream(of: ChannelListEvent<Channel>.self)
     }
 
     /// A collection let go without ``dispose()`` stops listening too.
     deinit {
         liveEvents?.cancel()
-        continuation.finish()
+        storeChanges?.cancel()
+        broadcast.finish()
     }
 
     /// Delivers the cached list (``ChannelListEvent/cachedList(_:)``),
@@ -84,14 +93,16 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
     /// stays shown and this throws; call ``sync()`` when the connection is back.
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
-    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
-    public func start() async throws(FlatCacheError) {
-        try await exclusively { () async throws(FlatCacheError) in
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store; `CancellationError`
+    ///   when the task was cancelled while the source answered (hence untyped `throws`).
+    public func start() async throws {
+        try await exclusivelyCancellable { () async throws(FlatCacheError) in
             guard !started else { return }
             started = true
             let cached = try await store.load()
             channels = cached
             emit(.cachedList(cached))
+            followStore()
             // Subscribe first: what happens before it opens, the sync below finds; after, the stream brings.
             let stream = await source.channelEvents()
             guard !isDisposed else { throw .collectionDisposed }
@@ -103,9 +114,10 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
     /// Catches up with the server, as on reconnecting (see the type's description).
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
-    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
-    public func sync() async throws(FlatCacheError) {
-        try await exclusively { () async throws(FlatCacheError) in try await synchronize() }
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store; `CancellationError`
+    ///   when the task was cancelled while the source answered (hence untyped `throws`).
+    public func sync() async throws {
+        try await exclusivelyCancellable { () async throws(FlatCacheError) in try await synchronize() }
     }
 
     /// Stops the collection: live changes stop, the event stream finishes,
@@ -115,7 +127,9 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
         isDisposed = true
         liveEvents?.cancel()
         liveEvents = nil
-        continuation.finish()
+        storeChanges?.cancel()
+        storeChanges = nil
+        broadcast.finish()
         turns.releaseAll()
     }
 
@@ -197,8 +211,8 @@ public actor ChannelListCollection<Source: ChannelSource>: TakesTurns {
 
     // MARK: - The view
 
-    private func emit(_ event: ChannelListEvent<Channel>) {
+    func emit(_ event: ChannelListEvent<Channel>) {
         guard !isDisposed else { return }
-        continuation.yield(event)
+        broadcast.yield(event)
     }
 }

@@ -19,12 +19,9 @@ public import Observation
 /// the collection with ``start()``).
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor @Observable
-public final class ChannelListModel<Source: ChannelSource> {
-    /// The record type of the channels.
-    public typealias Channel = Source.Channel
-
+public final class ChannelListModel<Channel: ChannelRecord> {
     /// The collection it shows.
-    @ObservationIgnored public let collection: ChannelListCollection<Source>
+    @ObservationIgnored public let collection: ChannelListCollection<Channel>
     /// What the list shows, most recent last message first (``ChannelListCollection/channels``).
     public private(set) var channels = [Channel]()
     /// Whether a call of this model (``start()``, ``sync()``) is under way: show a spinner.
@@ -41,7 +38,7 @@ public final class ChannelListModel<Source: ChannelSource> {
     ///
     /// - Parameter collection: A collection; it may have started already
     ///   (then the model shows its state after its next event or call).
-    public init(_ collection: ChannelListCollection<Source>) {
+    public init(_ collection: ChannelListCollection<Channel>) {
         self.collection = collection
         let events = collection.events
         listening = Task { [weak self] in
@@ -72,7 +69,7 @@ public final class ChannelListModel<Source: ChannelSource> {
     }
 
     /// Runs a call of the collection, keeping ``isLoading`` and ``error`` true to it.
-    private func perform(_ call: (ChannelListCollection<Source>) async throws -> Void) async {
+    private func perform(_ call: (ChannelListCollection<Channel>) async throws -> Void) async {
         callsUnderWay += 1
         isLoading = true
         do {

@@ -31,11 +31,17 @@
 /// many, are paged through in that order and never skipped (see the
 /// contract of ``MessageSource/messages(in:_:_:limit:)``). A failing source throws
 /// ``FlatCacheError/sourceFailed(operation:underlying:)`` and leaves the
-/// cache intact; call ``sync()`` when the connection is back.
-public actor MessageCollection<Source: MessageSource>: TakesTurns {
-    /// The record type of the channel's messages.
-    public typealias Message = Source.Message
-
+/// cache intact; call ``sync()`` when the connection is back. A call whose
+/// task is cancelled while the source answers throws `CancellationError`.
+///
+/// The collection follows its channel in the store too: messages other code
+/// saves, changes or removes there (through any ``ChatCache`` on the folder
+/// in this process) reach ``messages`` and ``events`` as ordinary
+/// ``MessageCollectionEvent/added(_:)``, ``MessageCollectionEvent/updated(_:)``
+/// and ``MessageCollectionEvent/deleted(_:)`` events, within what the view
+/// spans (new messages after the newest shown when the view reaches the newest);
+/// messages retention drops from the cache stay shown.
+public actor MessageCollection<Message: MessageRecord>: TakesTurns {
     /// The starting point that shows the newest messages first.
     public static var now: Int64 { .max }
 
@@ -57,7 +63,18 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// complete only when every message in it was fetched.
     public nonisolated let hugeGapThreshold: Int
     /// What happens to the view, in order, until ``dispose()`` finishes the stream.
-    public nonisolated let events: AsyncStream<MessageCollectionEvent<Message>>
+    ///
+    /// Each access is a new listener that gets every event from then on, so
+    /// any number of loops may follow one collection. The first listener also
+    /// gets the events that came before it, so a loop a task starts just
+    /// before ``start()`` misses none, however late the task runs:
+    ///
+    /// ```swift
+    /// let collection = try MessageCollection(channelURL: channelURL, store: cache.messages, source: server)
+    /// Task { for await event in collection.events { print(event) } }
+    /// try await collection.start()
+    /// ```
+    public nonisolated var events: AsyncStream<MessageCollectionEvent<Message>> { broadcast.subscribe() }
 
     /// What the view shows, oldest first.
     public private(set) var messages = [Message]()
@@ -74,15 +91,20 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// Always empty without an outbox. A huge gap or a reload leaves them.
     public internal(set) var pending = [OutboxEntry<Message>]()
 
-    private let store: MessageStore<Message>
-    private let source: Source
+    let store: MessageStore<Message>
+    private let source: any MessageSource<Message>
     let outbox: Outbox<Message>?
-    private let continuation: AsyncStream<MessageCollectionEvent<Message>>.Continuation
+    private let broadcast = Broadcast<MessageCollectionEvent<Message>>(keepingEarlyElements: true)
     private(set) var shown = Set<Message.MessageID>()
     private var started = false
     private(set) var hugeGapFound = false
     private var liveEvents: Task<Void, Never>?
     var outboxEvents: Task<Void, Never>?
+    /// Follows the channel in the store (see ``followStore()``).
+    var storeChanges: Task<Void, Never>?
+    /// The oldest message the store held when the view last followed it:
+    /// shown messages older than it were dropped by retention, not deleted.
+    var storeOldest: Message?
     /// Calls waiting for the one running (see ``TakesTurns``).
     var turns = Turns()
 
@@ -91,7 +113,8 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// - Parameters:
     ///   - channelURL: The channel's URL.
     ///   - store: The message store it caches in (`cache.messages`).
-    ///   - source: The chat server.
+    ///   - source: The chat server: any ``MessageSource`` of these messages
+    ///     (a concrete one, or `any MessageSource<Message>`).
     ///   - startingPoint: Milliseconds since 1970: the view opens on the
     ///     messages created at or before it; ``now`` (the default) opens on the newest.
     ///   - pageSize: Messages per page, at least 1; 30 by default.
@@ -102,7 +125,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// - Throws: ``FlatCacheError/emptyChannelURL``, ``FlatCacheError/invalidLimit(_:)`` for a
     ///   page size under 1, ``FlatCacheError/invalidConfiguration(reason:)`` for a negative threshold.
     public init(
-        channelURL: String, store: MessageStore<Message>, source: Source, startingPoint: Int64 = now,
+        channelURL: String, store: MessageStore<Message>, source: any MessageSource<Message>, startingPoint: Int64 = now,
         pageSize: Int = 30, hugeGapThreshold: Int = 300, outbox: Outbox<Message>? = nil
     ) throws(FlatCacheError) {
         guard !channelURL.isEmpty else { throw .emptyChannelURL }
@@ -118,14 +141,14 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         self.hugeGapThreshold = hugeGapThreshold
         self.outbox = outbox
         hasNext = startingPoint != .max
-        (events, continuation) = AsyncStream.makeStream(of: MessageCollectionEvent<Message>.self)
     }
 
     /// A collection let go without ``dispose()`` stops listening too.
     deinit {
         liveEvents?.cancel()
         outboxEvents?.cancel()
-        continuation.finish()
+        storeChanges?.cancel()
+        broadcast.finish()
     }
 
     // MARK: - What an app calls
@@ -145,9 +168,10 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// server fails, the cached page stays shown and this throws; call
     /// ``sync()`` when the connection is back.
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
-    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
-    public func start() async throws(FlatCacheError) {
-        try await exclusively { () async throws(FlatCacheError) in
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store; `CancellationError`
+    ///   when the task was cancelled while the source answered (hence untyped `throws`).
+    public func start() async throws {
+        try await exclusivelyCancellable { () async throws(FlatCacheError) in
             guard !started else { return }
             started = true
             let cached: [Message] =
@@ -156,6 +180,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
                 : try await store.load(in: channelURL, before: startingPoint, limit: pageSize, inclusive: true)
             show(cached)
             emit(.cachedPage(cached))
+            followStore()
             try await showOutbox()
             // Subscribe first: what happens before it opens, the sync below finds; after, the stream brings.
             let stream = await source.liveEvents()
@@ -174,9 +199,10 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// replacement is also the channel's whole cache (see the type's description).
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
-    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
-    public func sync() async throws(FlatCacheError) {
-        try await exclusively { () async throws(FlatCacheError) in
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store; `CancellationError`
+    ///   when the task was cancelled while the source answered (hence untyped `throws`).
+    public func sync() async throws {
+        try await exclusivelyCancellable { () async throws(FlatCacheError) in
             try await synchronize(replacingPage: false)
         }
     }
@@ -189,10 +215,11 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// (then saved). `[]` (and no event) when ``hasPrevious`` is false.
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
-    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store; `CancellationError`
+    ///   when the task was cancelled while the source answered (hence untyped `throws`).
     @discardableResult
-    public func loadPrevious() async throws(FlatCacheError) -> [Message] {
-        try await exclusively { () async throws(FlatCacheError) -> [Message] in
+    public func loadPrevious() async throws -> [Message] {
+        try await exclusivelyCancellable { () async throws(FlatCacheError) -> [Message] in
             guard hasPrevious else { return [] }
             let page = try await previousPage()
             hasPrevious = page.hasMore
@@ -214,10 +241,11 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
     /// (then saved). `[]` (and no event) when ``hasNext`` is false.
     ///
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)``,
-    ///   ``FlatCacheError/collectionDisposed``, or an error of the store.
+    ///   ``FlatCacheError/collectionDisposed``, or an error of the store; `CancellationError`
+    ///   when the task was cancelled while the source answered (hence untyped `throws`).
     @discardableResult
-    public func loadNext() async throws(FlatCacheError) -> [Message] {
-        try await exclusively { () async throws(FlatCacheError) -> [Message] in
+    public func loadNext() async throws -> [Message] {
+        try await exclusivelyCancellable { () async throws(FlatCacheError) -> [Message] in
             guard hasNext, !hugeGapFound else { return [] }
             let page = try await nextPage()
             hasNext = page.hasMore
@@ -241,7 +269,9 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         liveEvents = nil
         outboxEvents?.cancel()
         outboxEvents = nil
-        continuation.finish()
+        storeChanges?.cancel()
+        storeChanges = nil
+        broadcast.finish()
         turns.releaseAll()
     }
 
@@ -556,12 +586,12 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
         shown = seen
     }
 
-    private func replaceShown(_ changed: [Message]) {
+    func replaceShown(_ changed: [Message]) {
         let byID = Dictionary(changed.map { ($0.messageID, $0) }, uniquingKeysWith: { _, last in last })
         show(messages.map { byID[$0.messageID] ?? $0 })
     }
 
-    private func removeShown(_ ids: Set<Message.MessageID>) {
+    func removeShown(_ ids: Set<Message.MessageID>) {
         show(messages.filter { !ids.contains($0.messageID) })
     }
 
@@ -577,7 +607,7 @@ public actor MessageCollection<Source: MessageSource>: TakesTurns {
 
     func emit(_ event: MessageCollectionEvent<Message>) {
         guard !isDisposed else { return }
-        continuation.yield(event)
+        broadcast.yield(event)
         if !pending.isEmpty { confirmEchoes(event.messagesShown) }
     }
 }

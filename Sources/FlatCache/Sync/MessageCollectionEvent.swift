@@ -9,7 +9,8 @@ public enum MessageCollectionEvent<Message: MessageRecord>: Sendable {
     /// The server's page at the starting point replaces everything shown: the
     /// view shows exactly these, oldest first.
     case replaced([Message])
-    /// Messages new to the view (a gap filled, a live message), oldest first;
+    /// Messages new to the view (a gap filled, a live message, a message
+    /// other code saved to the store), oldest first;
     /// each goes in its place by creation time, then id.
     case added([Message])
     /// The page ``MessageCollection/loadPrevious()`` added, oldest first: all
@@ -24,9 +25,11 @@ public enum MessageCollectionEvent<Message: MessageRecord>: Sendable {
     /// shown that shares a shown one's millisecond, comes just before as
     /// ``added(_:)``; none when it returns `[]`).
     case appended([Message])
-    /// Messages shown that changed (an edit); each replaces the one with its id.
+    /// Messages shown that changed (an edit, live or saved to the store by
+    /// other code); each replaces the one with its id.
     case updated([Message])
-    /// Messages shown that were deleted.
+    /// Messages shown that were deleted (live, by a change log, or removed
+    /// from the store by other code).
     case deleted([Message.MessageID])
     /// The channel's own data changed: reload it from the channel list.
     case channelUpdated

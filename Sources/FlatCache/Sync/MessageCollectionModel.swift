@@ -24,12 +24,9 @@ public import Observation
 /// the collection with ``start()``).
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor @Observable
-public final class MessageCollectionModel<Source: MessageSource> {
-    /// The record type of the channel's messages.
-    public typealias Message = Source.Message
-
+public final class MessageCollectionModel<Message: MessageRecord> {
     /// The collection it shows.
-    @ObservationIgnored public let collection: MessageCollection<Source>
+    @ObservationIgnored public let collection: MessageCollection<Message>
     /// What the view shows, oldest first (``MessageCollection/messages``).
     public private(set) var messages = [Message]()
     /// The channel's messages not sent yet, in the order queued: pending,
@@ -59,9 +56,9 @@ public final class MessageCollectionModel<Source: MessageSource> {
     ///
     /// - Parameter collection: A collection; it may have started already
     ///   (then the model shows its state after its next event or call).
-    public init(_ collection: MessageCollection<Source>) {
+    public init(_ collection: MessageCollection<Message>) {
         self.collection = collection
-        hasNext = collection.startingPoint != MessageCollection<Source>.now
+        hasNext = collection.startingPoint != MessageCollection<Message>.now
         let events = collection.events
         listening = Task { [weak self] in
             for await event in events {
@@ -100,7 +97,7 @@ public final class MessageCollectionModel<Source: MessageSource> {
     }
 
     /// Runs a call of the collection, keeping ``isLoading`` and ``error`` true to it.
-    private func perform(_ call: (MessageCollection<Source>) async throws -> Void) async {
+    private func perform(_ call: (MessageCollection<Message>) async throws -> Void) async {
         callsUnderWay += 1
         isLoading = true
         do {

@@ -46,6 +46,21 @@ extension TakesTurns {
         return try await body()
     }
 
+    /// ``exclusively(_:)`` for a public call: when the task was cancelled
+    /// while the call waited for the source (which then threw, whatever it
+    /// threw), the call throws `CancellationError`, as Swift's own calls do,
+    /// not a ``FlatCacheError/sourceFailed(operation:underlying:)``.
+    func exclusivelyCancellable<T>(_ body: () async throws(FlatCacheError) -> T) async throws -> T {
+        do {
+            return try await exclusively(body)
+        } catch {
+            if case .sourceFailed(_, let underlying) = error, underlying is CancellationError || Task.isCancelled {
+                throw CancellationError()
+            }
+            throw error
+        }
+    }
+
     /// Calls a source; its failure becomes ``FlatCacheError/sourceFailed(operation:underlying:)``,
     /// and a disposal meanwhile ``FlatCacheError/collectionDisposed``.
     func ask<T: Sendable>(_ operation: String, _ call: @Sendable () async throws -> T) async throws(FlatCacheError) -> T {

@@ -29,10 +29,13 @@ public actor UserDirectory<User: UserRecord> {
         case failed(FlatCacheError)
     }
 
-    /// What the directory learned, as it learns it. One stream per
-    /// directory: iterate it from one place.
-    public nonisolated let events: AsyncStream<Event>
-    private let continuation: AsyncStream<Event>.Continuation
+    /// What the directory learned, as it learns it.
+    ///
+    /// Each access is a new listener that gets every event from then on, so
+    /// any number of loops may follow one directory; the first listener also
+    /// gets the events that came before it.
+    public nonisolated var events: AsyncStream<Event> { broadcast.subscribe() }
+    private let broadcast = Broadcast<Event>(keepingEarlyElements: true)
     private let store: UserStore<User>
     private let source: any UserSource<User>
     /// Milliseconds after its fetch that a profile is refreshed.
@@ -74,11 +77,10 @@ public actor UserDirectory<User: UserRecord> {
         self.source = source
         self.maxAge = maxAge.saturatingMilliseconds
         self.clock = clock
-        (events, continuation) = AsyncStream.makeStream(of: Event.self)
     }
 
     deinit {
-        continuation.finish()
+        broadcast.finish()
     }
 
     /// The users with these ids: the cached ones, and the missing ones
@@ -91,17 +93,23 @@ public actor UserDirectory<User: UserRecord> {
     /// - Parameter userIDs: The ids wanted; repeats are fine.
     /// - Returns: The users found, in the order of their first id in `userIDs`.
     /// - Throws: ``FlatCacheError/sourceFailed(operation:underlying:)`` when
-    ///   the fetch failed (nothing was saved), or a file-system error.
-    public func users(withIDs userIDs: some Sequence<String>) async throws(FlatCacheError) -> [User] {
+    ///   the fetch failed (nothing was saved), or a file-system error;
+    ///   `CancellationError` when the calling task was cancelled (hence untyped
+    ///   `throws`): it stops waiting at once, and the fetch goes on, saving what it gets.
+    public func users(withIDs userIDs: some Sequence<String>) async throws -> [User] {
         let wanted = Self.unique(userIDs)
         var (found, fetches) = try await lookUp(wanted)
         for task in fetches {
             do {
-                found.merge(try await task.value) { cached, _ in cached }
+                found.merge(try await CancellableWait.value(of: task)) { cached, _ in cached }
             } catch {
-                throw Self.typed(error)
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                let failure = Self.typed(error)
+                if case .sourceFailed(_, let underlying) = failure, underlying is CancellationError { throw CancellationError() }
+                throw failure
             }
         }
+        try Task.checkCancellation()
         return wanted.compactMap { found[$0] }
     }
 
@@ -240,11 +248,11 @@ public actor UserDirectory<User: UserRecord> {
                 guard let before = previous[key], let after = fetched[key], !Self.same(before, after) else { return nil }
                 return after
             }
-            if !new.isEmpty { continuation.yield(.fetched(new)) }
-            if !changed.isEmpty { continuation.yield(.changed(changed)) }
+            if !new.isEmpty { broadcast.yield(.fetched(new)) }
+            if !changed.isEmpty { broadcast.yield(.changed(changed)) }
         case .failure(let error):
             // A caller waiting for it gets the error; a fetch nobody waits for reports it here.
-            if inBackground { continuation.yield(.failed(Self.typed(error))) }
+            if inBackground { broadcast.yield(.failed(Self.typed(error))) }
         }
     }
 

@@ -1,0 +1,144 @@
+import Foundation
+
+/// Tells observers of a cache folder's files that one changed: one hub per
+/// folder in this process, shared by every ``ChatCache`` open on it, fed by
+/// the engine wherever a change lands (in memory, or on disk).
+///
+/// A change is named by its file's path, or is "everything" (the folder was
+/// emptied). Observers are ``ChangeSignal``s: a signal remembers that a
+/// change came, however many, until its observer reads the value again.
+/// Another process's writes reach nobody here: an observer sees them with
+/// the next change made in this process.
+final class ChangeHub: @unchecked Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var signals = [String: [ObjectIdentifier: ChangeSignal]]()
+    private var count = 0
+
+    /// The hub of the folder at `canonicalRoot` (the path every instance on
+    /// the folder spells the same way: see ``CacheLayout/root``).
+    static func shared(forFolder canonicalRoot: String) -> ChangeHub {
+        registryLock.withLock {
+            if let hub = registry[canonicalRoot] { return hub }
+            let hub = ChangeHub()
+            registry[canonicalRoot] = hub
+            return hub
+        }
+    }
+
+    private static let registryLock = NSLock()
+    // Guarded by registryLock. A few dozen bytes per folder ever opened; never freed.
+    nonisolated(unsafe) private static var registry = [String: ChangeHub]()
+
+    /// How many observers listen, over every file: 0 once every observation ended.
+    var listenerCount: Int { lock.withLock { count } }
+
+    /// A new signal for changes of the file at `path`, fired once at the start
+    /// (an observation delivers the value it finds first).
+    func listen(to path: String) -> ChangeSignal {
+        let signal = ChangeSignal(path: path)
+        lock.withLock {
+            signals[path, default: [:]][ObjectIdentifier(signal)] = signal
+            count += 1
+        }
+        return signal
+    }
+
+    /// Stops telling `signal` of changes.
+    func remove(_ signal: ChangeSignal) {
+        lock.withLock {
+            guard signals[signal.path]?.removeValue(forKey: ObjectIdentifier(signal)) != nil else { return }
+            if signals[signal.path]?.isEmpty == true { signals[signal.path] = nil }
+            count -= 1
+        }
+    }
+
+    /// The file at `path` changed: in memory, or on disk.
+    func changed(_ path: String) {
+        let fired = lock.withLock { () -> [ChangeSignal] in
+            // Costs one check when nobody observes: every save calls this.
+            guard count > 0, let listening = signals[path] else { return [] }
+            return Array(listening.values)
+        }
+        for signal in fired { signal.fire() }
+    }
+
+    /// The files at `paths` changed.
+    func changed(_ paths: [String]) {
+        guard lock.withLock({ count > 0 }) else { return }
+        for path in paths { changed(path) }
+    }
+
+    /// Calls `body` once now, then after each change of the file at `path`
+    /// (changes that come while it runs make one more call), until the task
+    /// is cancelled: for a follower that reads what it needs itself.
+    func follow(_ path: String, _ body: () async -> Void) async {
+        let signal = listen(to: path)
+        defer { remove(signal) }
+        while await signal.wait() { await body() }
+    }
+
+    /// Every file may have changed (the folder was emptied).
+    func changedEverything() {
+        let fired = lock.withLock { signals.values.flatMap(\.values) }
+        for signal in fired { signal.fire() }
+    }
+}
+
+/// What an observer waits on: whether its file changed since it last read it.
+final class ChangeSignal: @unchecked Sendable {
+    /// The file it listens to.
+    let path: String
+    private let lock = NSLock()
+    // Guarded by `lock`. Fired at the start: the first wait returns at once.
+    private var isFired = true
+    private var isCancelled = false
+    /// Waits under way: one, unless a stream is iterated from several tasks (then each wakes).
+    private var waiters = [CheckedContinuation<Void, Never>]()
+
+    /// A signal for the file at `path`, fired once already (see ``ChangeHub/listen(to:)``).
+    init(path: String) {
+        self.path = path
+    }
+
+    /// Records a change: wakes the waits under way, or the next wait when none is.
+    func fire() {
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            if waiters.isEmpty { isFired = true }
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    /// Waits for a change since the last wait (returns at once when one came
+    /// meanwhile, many or one); `false` when the waiting task was cancelled.
+    func wait() async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = lock.withLock { () -> Bool in
+                    guard !isFired, !isCancelled else {
+                        isFired = false
+                        return true
+                    }
+                    waiters.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            cancel()
+        }
+        return lock.withLock { !isCancelled }
+    }
+
+    /// Ends the waits under way, and every later one, with `false`.
+    private func cancel() {
+        let woken = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            isCancelled = true
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in woken { waiter.resume() }
+    }
+}
