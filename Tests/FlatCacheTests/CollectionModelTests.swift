@@ -23,9 +23,10 @@ import FlatCacheTesting
         ids.map { ChatMessage(messageID: $0, channelURL: channel, createdAt: $0 * 1_000, text: "message \($0)") }
     }
 
-    /// Waits (at most 5 s, on the main actor) until `condition` holds.
+    /// Waits (at most 60 s, on the main actor) until `condition` holds: bounded, and
+    /// generous for a loaded machine (the whole suite under ThreadSanitizer).
     func eventually(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(60)
         while !condition() {
             guard ContinuousClock.now < deadline else {
                 Issue.record("timed out waiting until \(what)")

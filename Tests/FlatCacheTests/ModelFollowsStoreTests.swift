@@ -18,9 +18,9 @@ import FlatCacheTesting
         ChatMessage(messageID: id, channelURL: channel, createdAt: id * 1_000, text: "message \(id)")
     }
 
-    /// Waits (at most 5 s, on the main actor) until `condition` holds.
+    /// Waits (at most 60 s, on the main actor) until `condition` holds: bounded, and generous for a loaded machine.
     func eventually(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(60)
         while !condition() {
             guard ContinuousClock.now < deadline else {
                 Issue.record("timed out waiting until \(what)")

@@ -36,7 +36,7 @@ final class ValueLog<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Waits up to `seconds` until the values so far satisfy `condition`.
-    func wait(within seconds: Int = 5, until condition: ([Value]) -> Bool) async throws {
+    func wait(within seconds: Int = 60, until condition: ([Value]) -> Bool) async throws {
         for _ in 0..<(seconds * 200) {
             if condition(all) { return }
             try await Task.sleep(for: .milliseconds(5))
@@ -46,7 +46,7 @@ final class ValueLog<Value: Sendable>: @unchecked Sendable {
 }
 
 /// Waits up to `seconds` until `condition` holds.
-func waitUntil(within seconds: Int = 5, _ what: String, _ condition: () async -> Bool) async throws {
+func waitUntil(within seconds: Int = 60, _ what: String, _ condition: () async -> Bool) async throws {
     for _ in 0..<(seconds * 200) {
         if await condition() { return }
         try await Task.sleep(for: .milliseconds(5))
