@@ -76,12 +76,16 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     // models' overload (in the extension below) cannot call itself.
     init(opening directory: URL, configuration: Configuration) throws(FlatCacheError) {
         try configuration.validate()
+        let sealer = try configuration.encryption.map { (encryption) throws(FlatCacheError) in
+            try Sealer(encryption, nonces: configuration.nonceSource)
+        }
         let synchronized = configuration.durability == .synchronized
         let writable = try FormatMarker.prepare(
             CacheLayout(root: directory.path), directory: directory, synchronized: synchronized,
             readOnly: configuration.readOnly)
         // One spelling per file (no links, no "..") so every instance picks the same lock for it.
-        let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path))
+        let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path), sealer: sealer)
+        try Self.checkEncryption(layout, directory: directory)
         if writable { try Self.applyFolderAttributes(configuration, to: layout.root) }
         let storage = RecordStorage(
             root: layout.root, directory: directory, recordTypes: Self.recordTypes, synchronized: synchronized,
@@ -138,15 +142,23 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         }
         // Under every lock: two processes opening a new folder with different types cannot both win.
         try storage.locks.withAllLocks { () throws(FlatCacheError) in
-            switch try RecordTypesFile.read(layout) {
-            case requested?:
+            // A key change a crash cut short is finished first (toward this cache's key).
+            if try KeyChange.isUnderWay(layout) {
+                try KeyChange.finish(
+                    layout, directory: directory, storage: storage, recordTypes: requested, Message.self, Channel.self)
+            }
+            try checkEncryption(layout, directory: directory)
+            switch try RecordTypesFile.readContents(layout) {
+            case let cached? where cached.types == requested && cached.keyID == layout.sealer?.keyID:
                 return
+            case let cached? where cached.types == requested:
+                break  // an empty plain folder taking its key (checkEncryption allowed it)
             case let cached? where !configuration.eraseOnRecordTypeChange:
-                throw .recordTypeMismatch(directory: directory, cached: cached, requested: requested)
+                throw .recordTypeMismatch(directory: directory, cached: cached.types, requested: requested)
             case let cached?:
                 configuration.logger.notice(
                     "FlatCache erased a cache written with other record types (eraseOnRecordTypeChange)",
-                    metadata: ["directory": "\(layout.root)", "cached": "\(cached)", "requested": "\(requested)"])
+                    metadata: ["directory": "\(layout.root)", "cached": "\(cached.types)", "requested": "\(requested)"])
                 try removeData(layout, engine: engine)
             case nil:
                 break

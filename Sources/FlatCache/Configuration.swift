@@ -135,6 +135,22 @@ public struct Configuration: Sendable {
     /// this is `false`; ``ChatCache/isReadOnly`` tells. The default is `false`.
     public var readOnly: Bool
 
+    /// Whether the folder's files are encrypted at rest, and with which key
+    /// (see ``Encryption``); `nil`, the default, keeps them plain.
+    ///
+    /// The folder remembers its key's id: opening an encrypted folder without
+    /// a key throws ``FlatCacheError/encryptionKeyRequired(directory:keyID:)``,
+    /// with another key ``FlatCacheError/wrongEncryptionKey(directory:keyID:given:)``,
+    /// and a plain folder holding data with a key
+    /// ``FlatCacheError/folderNotEncrypted(_:)``, each before anything in the
+    /// folder is touched. An empty folder takes the configured choice.
+    /// ``ChatCache/migrate(encryption:)`` converts a folder either way, and
+    /// ``ChatCache/rotateKey(to:)`` moves it to another key.
+    public var encryption: Encryption?
+
+    /// Where sealed records' nonces come from: random, except in tests that pin golden files.
+    var nonceSource: Sealer.NonceSource = .random
+
     /// Whether opening a folder written with other record types erases its
     /// cached data and starts over, instead of throwing
     /// ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)``.
@@ -205,6 +221,7 @@ public struct Configuration: Sendable {
     ///   - preloadedBundle: See ``preloadedBundle``.
     ///   - fileProtection: See ``fileProtection``.
     ///   - isExcludedFromBackup: See ``isExcludedFromBackup``.
+    ///   - encryption: See ``encryption``.
     public init(
         maxMessagesPerChannel: Int = Configuration.defaultMaxMessagesPerChannel,
         durability: Durability = .atomic,
@@ -220,7 +237,8 @@ public struct Configuration: Sendable {
         clock: CacheClock = .system,
         preloadedBundle: URL? = nil,
         fileProtection: FileProtection? = .completeUntilFirstUserAuthentication,
-        isExcludedFromBackup: Bool = true
+        isExcludedFromBackup: Bool = true,
+        encryption: Encryption? = nil
     ) {
         self.maxMessagesPerChannel = maxMessagesPerChannel
         self.durability = durability
@@ -237,6 +255,7 @@ public struct Configuration: Sendable {
         self.preloadedBundle = preloadedBundle
         self.fileProtection = fileProtection
         self.isExcludedFromBackup = isExcludedFromBackup
+        self.encryption = encryption
     }
 
     /// Throws ``FlatCacheError/invalidConfiguration(reason:)`` for a value out of range.

@@ -26,6 +26,12 @@ extension FlatCacheError: LocalizedError {
             "Create a new collection."
         case .outboxEntrySending:
             "Try again once the message's send ends."
+        case .invalidEncryptionKey:
+            "Make a key of 32 random bytes (Encryption.randomKey()) and keep it in the Keychain."
+        case .encryptionKeyRequired, .wrongEncryptionKey:
+            "Open the cache with the key it was encrypted with; without it, erase the folder and start over."
+        case .folderNotEncrypted:
+            "Open the cache without a key, then migrate it to the encryption you want."
         case .invalidCacheName:
             "Name the cache with one folder name, such as \"chat\" or the signed-in account's id."
         default:

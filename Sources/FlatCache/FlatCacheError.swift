@@ -71,6 +71,17 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
     /// A name given to `ChatCache(name:)` or `ChatCache.open(name:)` cannot
     /// be one folder's name: it is empty, `.` or `..`, or holds a `/` or a NUL.
     case invalidCacheName(String)
+    /// ``Configuration/encryption`` holds a key that is not 32 bytes.
+    case invalidEncryptionKey(byteCount: Int)
+    /// The folder is encrypted (with the key `keyID`) and the cache was opened without a key.
+    case encryptionKeyRequired(directory: URL, keyID: String)
+    /// The folder is encrypted with the key `keyID`, not with the one given (`given` is its id).
+    case wrongEncryptionKey(directory: URL, keyID: String, given: String)
+    /// The folder holds plain data and the cache was opened with a key: open
+    /// it without one and ``ChatCache/migrate(encryption:)`` it.
+    case folderNotEncrypted(URL)
+    /// The folder's `rekey` file, which says a key change is under way, is not in its form.
+    case unreadableKeyChange(URL)
 
     /// The file operations FlatCache performs, named in ``FlatCacheError/fileSystem(_:path:code:)``.
     public enum FileOperation: String, Sendable {
@@ -136,6 +147,16 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
             "The outbox entry '\(requestID)' is being sent; try again once its send ends."
         case .emptyRequestID:
             "The request id is empty."
+        case .invalidEncryptionKey(let count):
+            "An AES-256-GCM key is 32 bytes, not \(count)."
+        case .encryptionKeyRequired(let directory, let keyID):
+            "The cache at \(directory.path) is encrypted with key \(keyID): open it with that key."
+        case .wrongEncryptionKey(let directory, let keyID, let given):
+            "The cache at \(directory.path) is encrypted with key \(keyID), not with the key given (\(given)); nothing was read or changed."
+        case .folderNotEncrypted(let url):
+            "The cache at \(url.path) is not encrypted: open it without a key and migrate it to encrypt it."
+        case .unreadableKeyChange(let url):
+            "The cache at \(url.path) has a key change under way whose 'rekey' file cannot be read."
         case .invalidCacheName(let name):
             "'\(name.replacingOccurrences(of: "\0", with: "\\0"))' cannot name a cache folder: a name must not be empty, '.' or '..', nor hold '/' or NUL."
         }

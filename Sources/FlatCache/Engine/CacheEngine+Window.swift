@@ -86,7 +86,8 @@ extension CacheEngine {
             func record(_ index: Int) throws(Corruption) -> R {
                 if let known = decoded[index] { return known }
                 let number = kept.startIndex + index + 1
-                let bytes = try RecordLines.decodeLine(body, in: kept[kept.startIndex + index], number: number)
+                let bytes = try RecordLines.decodeLine(
+                    body, in: kept[kept.startIndex + index], number: number, sealer: file.sealer, fileName: file.name)
                 do {
                     let found = try R(serializedData: bytes)
                     decoded[index] = found

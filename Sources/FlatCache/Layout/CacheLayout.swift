@@ -4,7 +4,8 @@ import Foundation
 ///
 /// ```
 /// format                   "flatcache 1\n"
-/// records                  which record types wrote the folder
+/// records                  which record types wrote the folder, and the key id when encrypted
+/// rekey                    a key change under way: which keys (see ``KeyChange``)
 /// channels.lines(.sha256)  group channels
 /// channels.continuity(.sha256)  the channel list's change log token
 /// users.lines(.sha256)     users
@@ -12,6 +13,7 @@ import Foundation
 /// outbox.lines(.sha256)    messages written but not sent yet (see ``Outbox``)
 /// preloaded                which preloaded bundle the folder was seeded from
 /// messages/<key>.lines(.sha256)  one channel's messages; key = hex SHA256 of the URL's UTF-8
+///                          (encrypted: hex HMAC-SHA256 under the key)
 /// messages/<key>.continuity(.sha256)  what is known complete of them, and the change log token
 /// quarantine/              files that failed their check
 /// ```
@@ -21,21 +23,30 @@ struct CacheLayout: Sendable {
     /// Message file paths already worked out, by channel URL.
     private let names = ChannelFileNames()
 
-    /// The layout of the folder at `root`.
-    init(root: String) {
+    /// What seals every data file's lines and names message files, in an encrypted folder.
+    let sealer: Sealer?
+
+    /// The layout of the folder at `root`, encrypted when `sealer` is given.
+    init(root: String, sealer: Sealer? = nil) {
         var root = root
         while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
         self.root = root
-        channelsFile = RecordFile(path: root + "/channels.lines", attachment: root + "/channels.continuity")
-        usersFile = RecordFile(path: root + "/users.lines")
-        usageFile = RecordFile(path: root + "/usage.lines")
-        outboxFile = RecordFile(path: root + "/outbox.lines")
+        self.sealer = sealer
+        channelsFile = RecordFile(path: root + "/channels.lines", attachment: root + "/channels.continuity", sealer: sealer)
+        usersFile = RecordFile(path: root + "/users.lines", sealer: sealer)
+        usageFile = RecordFile(path: root + "/usage.lines", sealer: sealer)
+        outboxFile = RecordFile(path: root + "/outbox.lines", sealer: sealer)
+    }
+
+    /// The same folder's layout with `sealer` (another key, or none).
+    func sealed(by sealer: Sealer?) -> CacheLayout {
+        CacheLayout(root: root, sealer: sealer)
     }
 
     /// The names FlatCache itself puts at the root, besides the marker.
     var ownNames: Set<String> {
         let files = [channelsFile, usersFile, usageFile, outboxFile].map(\.name) + ["channels.continuity"]
-        return Set(files + files.map { $0 + ".sha256" } + ["records", "preloaded", "messages", "quarantine"])
+        return Set(files + files.map { $0 + ".sha256" } + ["records", "rekey", "preloaded", "messages", "quarantine"])
     }
 
     /// The format marker file.
@@ -46,6 +57,9 @@ struct CacheLayout: Sendable {
 
     /// The file naming the record types that wrote the folder.
     var recordTypesPath: String { root + "/records" }
+
+    /// The file that says a key change is under way (see ``KeyChange``).
+    var keyChangePath: String { root + "/rekey" }
 
     /// The group channels.
     let channelsFile: RecordFile
@@ -67,32 +81,37 @@ struct CacheLayout: Sendable {
 
     /// The message file of the channel at `channelURL`.
     ///
-    /// Its name is the lowercase hex SHA256 of the URL's UTF-8 bytes: any URL
-    /// (`../../etc/passwd`, 10,000 characters, emoji, names differing only by
-    /// case) gives a distinct, safe, fixed-length name inside `messages/`.
+    /// Its name is the lowercase hex SHA256 of the URL's UTF-8 bytes (in an
+    /// encrypted folder, HMAC-SHA256 under the key, so that the name reveals
+    /// nothing): any URL (`../../etc/passwd`, 10,000 characters, emoji, names
+    /// differing only by case) gives a distinct, safe, fixed-length name inside `messages/`.
     ///
     /// - Throws: ``FlatCacheError/emptyChannelURL``.
     func messagesFile(forChannel channelURL: String) throws(FlatCacheError) -> RecordFile {
         guard !channelURL.isEmpty else { throw .emptyChannelURL }
         if let known = names[channelURL] { return known }
-        let key = SHA256Digest(of: Data(channelURL.utf8)).hex
-        let file = messagesFile(named: key + ".lines")
+        let file = messagesFile(named: fileKey(forChannel: channelURL) + ".lines")
         names[channelURL] = file
         return file
+    }
+
+    /// The 64 hex digits naming the message file of `channelURL` (see ``messagesFile(forChannel:)``).
+    func fileKey(forChannel channelURL: String) -> String {
+        sealer?.fileKey(forChannel: channelURL) ?? SHA256Digest(of: Data(channelURL.utf8)).hex
     }
 
     /// The message file `name` (`<key>.lines`) in `messages/`, with its continuity attached.
     func messagesFile(named name: String) -> RecordFile {
         let path = messagesDirectory + "/" + name
-        return RecordFile(path: path, attachment: String(path.dropLast(".lines".count)) + ".continuity")
+        return RecordFile(path: path, attachment: String(path.dropLast(".lines".count)) + ".continuity", sealer: sealer)
     }
 
     /// The channel list's continuity file: its change log token.
-    var channelsContinuityFile: RecordFile { RecordFile(path: channelsFile.attachment!) }
+    var channelsContinuityFile: RecordFile { RecordFile(path: channelsFile.attachment!, sealer: sealer) }
 
     /// The continuity file of the channel whose messages are in `file` (see ``ChannelContinuity``).
     func continuityFile(of file: RecordFile) -> RecordFile {
-        RecordFile(path: file.attachment ?? String(file.path.dropLast(".lines".count)) + ".continuity")
+        RecordFile(path: file.attachment ?? String(file.path.dropLast(".lines".count)) + ".continuity", sealer: sealer)
     }
 
     /// The message files in `messages/`, by name: names of 64 lowercase hex

@@ -72,7 +72,7 @@ struct Preload {
     ///   that is not a FlatCache folder of this format,
     ///   ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)`` for
     ///   one written with other record types, or a file-system error.
-    func run<Message: CacheRecord, Channel: CacheRecord, User: CacheRecord>(
+    func run<Message: MessageRecord, Channel: CacheRecord, User: CacheRecord>(
         _ message: Message.Type, _ channel: Channel.Type, _ user: User.Type
     ) throws(FlatCacheError) -> PreloadResult {
         let identity = try identity()
@@ -88,8 +88,14 @@ struct Preload {
             result.seededUsers = true
         }
         for file in try source.messageFiles() {
-            let target = layout.messagesFile(named: file.name)
-            if try seed(file, into: target, as: Message.self, &result) { result.channelsSeeded += 1 }
+            // Names carry over, unless the bundle is plain and the cache encrypted: then
+            // the name comes from the channel URL, under the key (a channel of no messages stays behind).
+            let renamed = source.sealer != layout.sealer
+            let target = renamed ? nil : layout.messagesFile(named: file.name)
+            let seeded = try seed(file, into: target, as: Message.self, &result) { (messages: [Message]) throws(FlatCacheError) in
+                try messages.first.map { (message: Message) throws(FlatCacheError) in try layout.messagesFile(forChannel: message.channelURL) }
+            }
+            if seeded { result.channelsSeeded += 1 }
         }
         // A damaged bundle file is checked (and reported) again at the next launch.
         if result.damaged.isEmpty {
@@ -123,24 +129,34 @@ struct Preload {
     /// The bundle's layout, once it is known to be a FlatCache folder of this
     /// format holding this cache's record types.
     private func open() throws(FlatCacheError) -> CacheLayout {
-        let source = CacheLayout(root: bundle.path)
-        _ = try FormatMarker.prepare(source, directory: bundle, synchronized: false, readOnly: true)
-        if let types = try RecordTypesFile.read(source), types != storage.recordTypes {
+        let plain = CacheLayout(root: bundle.path)
+        _ = try FormatMarker.prepare(plain, directory: bundle, synchronized: false, readOnly: true)
+        let contents = try RecordTypesFile.readContents(plain)
+        if let types = contents?.types, types != storage.recordTypes {
             throw .recordTypeMismatch(directory: bundle, cached: types, requested: storage.recordTypes)
         }
-        return source
+        // A bundle is plain, or encrypted with the cache's own key.
+        guard let keyID = contents?.keyID else { return plain }
+        guard let sealer = layout.sealer else { throw .encryptionKeyRequired(directory: bundle, keyID: keyID) }
+        guard sealer.keyID == keyID else { throw .wrongEncryptionKey(directory: bundle, keyID: keyID, given: sealer.keyID) }
+        return plain.sealed(by: sealer)
     }
 
     /// Copies `file` into `target` when the cache has no `target` and `file`
     /// checks out (sidecar, Base64, every record decodes); `true` when copied.
+    ///
+    /// - Parameter naming: Where records go when `target` is `nil` (the file's
+    ///   name is not the cache's for it); `nil` from it leaves them behind.
     private func seed<R: CacheRecord>(
-        _ file: RecordFile, into target: RecordFile, as type: R.Type, _ result: inout PreloadResult
+        _ file: RecordFile, into target: RecordFile?, as type: R.Type, _ result: inout PreloadResult,
+        naming: ([R]) throws(FlatCacheError) -> RecordFile? = { _ in nil }
     ) throws(FlatCacheError) -> Bool {
-        guard try isMissing(target) else {
+        if let target, try !isMissing(target) {
             result.alreadyCached += try FileSystem.entry(at: file.path) == .missing ? 0 : 1
             return false
         }
         let lines: [Data]
+        var records = [R]()
         switch try file.read(finishing: false) {
         case .missing:
             return false
@@ -150,7 +166,7 @@ struct Preload {
         case .records(let found):
             for (index, line) in found.enumerated() {
                 do {
-                    _ = try R(serializedData: line)
+                    records.append(try R(serializedData: line))
                 } catch {
                     damaged(file, .undecodableRecord(line: index + 1, reason: "\(error)"), &result)
                     return false
@@ -158,6 +174,8 @@ struct Preload {
             }
             lines = found
         }
+        let named: RecordFile? = if let target { target } else { try naming(records) }
+        guard let target = named else { return false }
         // Under the file's lock: an instance saving this channel meanwhile wins, never the bundle.
         return try storage.withLock(target) { () throws(FlatCacheError) -> Bool in
             guard try isMissing(target) else {

@@ -11,6 +11,9 @@ enum Corruption: Error, Equatable, CustomStringConvertible {
     case missingFinalNewline
     /// A line is not standard Base64 (line numbers start at 1).
     case invalidBase64(line: Int)
+    /// A line of an encrypted folder did not open with its key: moved from
+    /// another file, changed, or sealed with another key (line numbers start at 1).
+    case unsealable(line: Int)
     /// A line's bytes did not make a record: the record type's initializer threw.
     case undecodableRecord(line: Int, reason: String)
     /// A folder, link or device stands where the data file or its sidecar belongs.
@@ -26,6 +29,7 @@ enum Corruption: Error, Equatable, CustomStringConvertible {
             "its SHA256 is \(actual) but the sidecar says \(recorded)"
         case .missingFinalNewline: "its last line is cut short (no final newline)"
         case .invalidBase64(let line): "line \(line) is not valid Base64"
+        case .unsealable(let line): "line \(line) does not open with the cache's key (moved from another file, changed, or another key)"
         case .undecodableRecord(let line, let reason): "line \(line) does not decode: \(reason)"
         case .notARegularFile: "it or its sidecar is not a regular file"
         case .unexpectedContents(let problem): problem

@@ -55,11 +55,12 @@ extension RecordFile {
     /// Stages a whole-file write of `records`: both new files written to
     /// their temporary files, or nothing when the file already holds them.
     func stageReplace(_ records: [Data]) throws(FlatCacheError) -> StagedWrite {
-        let body = RecordLines.encode(records)
+        if sealer != nil, let unchanged = try holdingSealed(records) { return unchanged }
+        let body = RecordLines.encode(records, sealer: sealer, fileName: name)
         var hasher = SHA256Hasher()
         hasher.update(body)
         let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
-        if let stamps = try holding(body: body, sidecar: sidecar) {
+        if sealer == nil, let stamps = try holding(body: body, sidecar: sidecar) {
             let tail = Tail(stamp: stamps.data, sidecarStamp: stamps.sidecar, hasher: hasher, lineCount: records.count)
             return StagedWrite(file: self, kind: .unchanged, tail: tail)
         }
@@ -85,7 +86,7 @@ extension RecordFile {
     /// Until ``commit(_:)`` writes the sidecar, a reader sees the old file:
     /// its sidecar still names the old bytes, which are a prefix of the new.
     func stageAppend(_ records: [Data], after tail: Tail) throws(FlatCacheError) -> StagedWrite? {
-        let lines = RecordLines.encode(records)
+        let lines = RecordLines.encode(records, sealer: sealer, fileName: name)
         guard let stamp = try FileSystem.append(lines, to: path, expecting: tail.stamp) else { return nil }
         var hasher = tail.hasher
         hasher.update(lines)
@@ -161,6 +162,34 @@ extension RecordFile {
                 let read = try FileSystem.readFile(at: path), read.contents == body
             else { return nil }
             return (read.stamp, onDisk.stamp)
+        } catch where FileSystem.isNotARegularFile(error) {
+            return nil  // a link or folder where a file belongs: the write deals with it
+        }
+    }
+
+    /// Whether the sealed data file on disk, whole and named by its sidecar,
+    /// holds exactly `records`; then the write is staged as unchanged.
+    ///
+    /// Sealing twice never gives the same bytes (a fresh nonce per record),
+    /// so an encrypted file is compared by what it holds: its size first
+    /// (a sealed line's length follows from its record's), then its digest
+    /// against the sidecar, then each line opened (which also proves it
+    /// unaltered: GCM's tag) and compared with the record. No digest of the
+    /// plaintext is kept anywhere.
+    private func holdingSealed(_ records: [Data]) throws(FlatCacheError) -> StagedWrite? {
+        let size = RecordLines.encodedCount(of: records, sealed: true)
+        guard let stamp = try FileSystem.stamp(at: path), stamp.size == size else { return nil }
+        do {
+            guard let onDisk = try FileSystem.readFile(at: sidecarPath), let read = try FileSystem.readFile(at: path),
+                read.contents.count == size
+            else { return nil }
+            var hasher = SHA256Hasher()
+            hasher.update(read.contents)
+            guard onDisk.contents == Sidecar.contents(digest: hasher.finalize(), name: name),
+                let held = try? RecordLines.decode(read.contents, sealer: sealer, fileName: name), held == records
+            else { return nil }
+            let tail = Tail(stamp: read.stamp, sidecarStamp: onDisk.stamp, hasher: hasher, lineCount: records.count)
+            return StagedWrite(file: self, kind: .unchanged, tail: tail)
         } catch where FileSystem.isNotARegularFile(error) {
             return nil  // a link or folder where a file belongs: the write deals with it
         }

@@ -15,14 +15,20 @@ struct RecordFile: Sendable, Hashable {
 
     /// The data file at `path`, and its sidecar beside it.
     ///
-    /// - Parameter attachment: The path of a data file that describes this
-    ///   one's content (a channel's continuity), when it has one.
-    init(path: String, attachment: String? = nil) {
+    /// - Parameters:
+    ///   - attachment: The path of a data file that describes this
+    ///     one's content (a channel's continuity), when it has one.
+    ///   - sealer: What seals its lines, in an encrypted folder.
+    init(path: String, attachment: String? = nil, sealer: Sealer? = nil) {
         self.path = path
         sidecarPath = path + ".sha256"
         name = FileSystem.name(of: path)
         self.attachment = attachment
+        self.sealer = sealer
     }
+
+    /// What seals and opens its lines in an encrypted folder; `nil` in a plain one.
+    let sealer: Sealer?
 
     /// A data file (with its own sidecar) that says something about this
     /// one's content, so is true only of it: it is removed before this file
@@ -88,7 +94,7 @@ struct RecordFile: Sendable, Hashable {
         case .corrupt(let problem): return (.corrupt(problem), nil)
         case .body(let body):
             do throws(Corruption) {
-                return (.records(try RecordLines.decode(body)), tail)
+                return (.records(try RecordLines.decode(body, sealer: sealer, fileName: name)), tail)
             } catch {
                 return (.corrupt(error), nil)
             }

@@ -1,8 +1,39 @@
 import Foundation
 
 /// The data-file body: each record's bytes in standard Base64 (RFC 4648,
-/// padded, unwrapped) followed by one `\n`.
+/// padded, unwrapped) followed by one `\n`; in an encrypted folder, each
+/// record sealed first (see ``Sealer``).
 enum RecordLines {
+    /// The file body for `records` of the data file `name`, sealed by `sealer` when there is one.
+    static func encode(_ records: [Data], sealer: Sealer?, fileName name: String) -> Data {
+        guard let sealer else { return encode(records) }
+        let (sealed, ranges) = sealer.seal(records, fileName: name)
+        return encode(ranges.map { sealed[$0] })
+    }
+
+    /// The number of bytes ``encode(_:sealer:fileName:)`` makes of `records`, without making them.
+    static func encodedCount(of records: [Data], sealed: Bool) -> Int {
+        records.reduce(0) { $0 + Base64.encodedCount(of: sealed ? Sealer.sealedCount(of: $1.count) : $1.count) + 1 }
+    }
+
+    /// The records in the body of the data file `name`, opened by `sealer` when there is one.
+    ///
+    /// - Throws: As ``decode(_:)``, and ``Corruption/unsealable(line:)``.
+    static func decode(_ body: Data, sealer: Sealer?, fileName name: String) throws(Corruption) -> [Data] {
+        let lines = try decode(body)
+        guard let sealer else { return lines }
+        return try sealer.open(lines, fileName: name)
+    }
+
+    /// The record of the line at `range` of `body`, line `number` (from 1), opened by `sealer` when there is one.
+    static func decodeLine(
+        _ body: Data, in range: Range<Int>, number: Int, sealer: Sealer?, fileName name: String
+    ) throws(Corruption) -> Data {
+        let line = try decodeLine(body, in: range, number: number)
+        guard let sealer else { return line }
+        return try sealer.open([line], fileName: name, firstLine: number)[0]
+    }
+
     /// The file body for `records`, built in one buffer of the exact size.
     static func encode(_ records: [Data]) -> Data {
         let size = records.reduce(0) { $0 + Base64.encodedCount(of: $1.count) + 1 }

@@ -85,7 +85,7 @@ struct RecordStorage: Sendable {
         case .corrupt(let corruption): return (.failure(corruption), 0)
         case .body(let body):
             do throws(Corruption) {
-                return (.success(try count(try RecordLines.decode(body))), unfinished)
+                return (.success(try count(try RecordLines.decode(body, sealer: file.sealer, fileName: file.name))), unfinished)
             } catch {
                 if typed, case .undecodableRecord = error { try requireRecordTypes() }
                 return (.failure(error), unfinished)
