@@ -149,22 +149,24 @@ enum KeyChange {
     ) throws(FlatCacheError) {
         let sides = [target, source]
         var renamed = [String: String]()
-        var channelURLs: [String: String]?  // by their message file name under `source`, found when needed
+        var channels: KnownChannels?  // found when a file has no messages to name its channel
         for file in try target.messageFiles() {
             guard let (side, lines) = try classify(file.path, sides, storage: storage) else { continue }
-            guard side.sealer != target.sealer else { continue }
             let url: String?
             if let first = lines.first {
+                guard side.sealer != target.sealer else { continue }
                 url = try? Message(serializedData: first).channelURL
             } else {
-                if channelURLs == nil { channelURLs = try knownChannels(source, target, storage: storage, Channel.self) }
-                url = channelURLs?[file.name]
+                // An empty file reads the same under any key: its name tells which it is under.
+                if channels == nil { channels = try KnownChannels(source, target, storage: storage, Channel.self) }
+                if channels?.underTarget[file.name] != nil { continue }
+                url = channels?.underSource[file.name]
             }
             let old = source.messagesFile(named: file.name)
             guard let url, !url.isEmpty else {
                 // A channel cached with no messages whose URL nothing names, or a record
                 // that does not decode: it cannot be named under the new key.
-                _ = try storage.isolate(old, because: .undecodableRecord(line: 1, reason: "no channel URL to name it by"), moving: false)
+                try storage.reportLocked(old, because: .undecodableRecord(line: 1, reason: "no channel URL to name it by"))
                 try old.remove()
                 continue
             }
@@ -208,23 +210,27 @@ enum KeyChange {
             }
         }
         let file = RecordFile(path: path)
-        _ = try storage.isolate(file, because: problem, moving: false)
+        try storage.reportLocked(file, because: problem)
         try file.remove()
         return nil
     }
 
-    /// Channel URLs by their message file's name under `source`: from the
-    /// channel list, for channels cached with no messages.
-    private static func knownChannels<Channel: ChannelRecord>(
-        _ source: CacheLayout, _ target: CacheLayout, storage: RecordStorage, _ channel: Channel.Type
-    ) throws(FlatCacheError) -> [String: String] {
-        guard let (_, lines) = try classify(target.channelsFile.path, [target, source], storage: storage) else { return [:] }
-        var found = [String: String]()
-        for line in lines {
-            guard let url = try? Channel(serializedData: line).channelURL, !url.isEmpty else { continue }
-            found[source.fileKey(forChannel: url) + ".lines"] = url
+    /// The channel URLs the channel list names, by their message file's name
+    /// under each side: for channels cached with no messages.
+    private struct KnownChannels {
+        var underSource = [String: String]()
+        var underTarget = [String: String]()
+
+        init<Channel: ChannelRecord>(
+            _ source: CacheLayout, _ target: CacheLayout, storage: RecordStorage, _ channel: Channel.Type
+        ) throws(FlatCacheError) {
+            guard let (_, lines) = try classify(target.channelsFile.path, [target, source], storage: storage) else { return }
+            for line in lines {
+                guard let url = try? Channel(serializedData: line).channelURL, !url.isEmpty else { continue }
+                underSource[source.fileKey(forChannel: url) + ".lines"] = url
+                underTarget[target.fileKey(forChannel: url) + ".lines"] = url
+            }
         }
-        return found
     }
 
     /// Removes continuity files whose message file is gone (a crash between their removals).

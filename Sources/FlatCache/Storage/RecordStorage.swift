@@ -105,6 +105,12 @@ struct RecordStorage: Sendable {
         try withLock(file) { () throws(FlatCacheError) in try report(file, corruption, moving: moving) }
     }
 
+    /// Reports `file` as damaged, leaving it in place: for a caller already
+    /// holding its lock (or every lock), which then deals with the file itself.
+    func reportLocked(_ file: RecordFile, because corruption: Corruption) throws(FlatCacheError) {
+        _ = try report(file, corruption, moving: false)
+    }
+
     /// Removes `file` and its sidecar.
     func remove(_ file: RecordFile) throws(FlatCacheError) {
         try requireWritable()
