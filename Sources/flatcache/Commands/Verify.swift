@@ -47,15 +47,16 @@ struct Verify: ParsableCommand {
     func run() throws {
         let files: [VerifiedFile]
         var decoded = true
-        var sealedWithoutKey = false
+        // The key id of an encrypted folder checked without its key.
+        var unopenedKeyID: String?
         do {
             files = try options.open(readOnly: !repair).blocking.verify(repair: repair) { Output.progress("verified", $0, $1) }
         } catch FlatCacheError.recordTypeMismatch where !repair {
             files = try CacheFolderSummary.verify(directory: options.url) { Output.progress("verified", $0, $1) }
             decoded = false
-        } catch FlatCacheError.encryptionKeyRequired where !repair {
+        } catch FlatCacheError.encryptionKeyRequired(_, let keyID) where !repair {
             files = try CacheFolderSummary.verify(directory: options.url) { Output.progress("verified", $0, $1) }
-            (decoded, sealedWithoutKey) = (false, true)
+            (decoded, unopenedKeyID) = (false, keyID)
         }
         let keyID = try CacheFolderSummary.keyID(directory: options.url)
         let bad = files.filter { !$0.isValid }
@@ -75,7 +76,7 @@ struct Verify: ParsableCommand {
                     ? "\(file.path): cut off \(bytes) bytes of an unfinished append"
                     : "\(file.path): \(bytes) bytes of an unfinished append after its records (ignored; --repair cuts them off)")
             }
-            if sealedWithoutKey, let keyID {
+            if let keyID = unopenedKeyID {
                 print("encrypted with key \(keyID): sidecars checked, no record opened (--key-file opens them)")
             }
             let moved = bad.count - left.count
