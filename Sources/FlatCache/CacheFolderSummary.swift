@@ -5,7 +5,9 @@ import Logging
 /// tools that meet folders written with any record types.
 ///
 /// Opens nothing for writing and changes nothing: every data file is checked
-/// against its sidecar and its Base64, then counted by lines.
+/// against its sidecar and its Base64, then counted by lines. No key is
+/// needed: in an encrypted folder each line is still one record, and
+/// ``keyID`` says which key seals them.
 ///
 /// ```swift
 /// let summary = try CacheFolderSummary.read(directory: folder)
@@ -44,26 +46,61 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
 
     /// The record types the folder names, or `nil` for a folder written before it named them.
     public let recordTypes: RecordTypes?
+    /// The id of the key that seals the folder's lines (``Encryption/keyID``),
+    /// as its `records` file names it; `nil` for a plain folder.
+    public let keyID: String?
     /// Every data file: channels and users first, then message files by name, then `outbox.lines`.
     public let files: [File]
 
     /// The path, inside a cache folder, of the message file of the channel at
     /// `channelURL`: `messages/<key>.lines`, the key being the lowercase hex
-    /// SHA256 of the URL's UTF-8 bytes.
+    /// SHA256 of the URL's UTF-8 bytes, or in a folder encrypted with
+    /// `encryption` the lowercase hex HMAC-SHA256 of them under its key.
     ///
-    /// - Parameter channelURL: The channel's URL.
+    /// ```swift
+    /// let path = try CacheFolderSummary.messagesFilePath(forChannel: url, encryption: .aes256gcm(key: key))
+    /// let file = summary.files.first { $0.path == path }
+    /// ```
+    /// - Parameters:
+    ///   - channelURL: The channel's URL.
+    ///   - encryption: The folder's encryption; `nil` (the default) for a plain folder.
     /// - Returns: The path, to find the channel among ``files``.
-    /// - Throws: ``FlatCacheError/emptyChannelURL``.
-    public static func messagesFilePath(forChannel channelURL: String) throws(FlatCacheError) -> String {
-        let layout = CacheLayout(root: "")
+    /// - Throws: ``FlatCacheError/emptyChannelURL``, or
+    ///   ``FlatCacheError/invalidEncryptionKey(byteCount:)`` for a key that is not 32 bytes.
+    public static func messagesFilePath(
+        forChannel channelURL: String, encryption: Encryption? = nil
+    ) throws(FlatCacheError) -> String {
+        let sealer = try encryption.map { (encryption) throws(FlatCacheError) in try Sealer(encryption) }
+        let layout = CacheLayout(root: "", sealer: sealer)
         return String(try layout.messagesFile(forChannel: channelURL).path.dropFirst())
+    }
+
+    /// The id of the key that seals the lines of the cache folder at
+    /// `directory` (``Encryption/keyID``), as its `records` file names it;
+    /// `nil` for a plain folder. Reads that one small file, without a key:
+    /// to tell which key a folder needs before opening it.
+    ///
+    /// ```swift
+    /// if let keyID = try CacheFolderSummary.keyID(directory: folder), keyID != Encryption.aes256gcm(key: key).keyID {
+    ///     // not this key: the folder was encrypted with another one
+    /// }
+    /// ```
+    /// - important: Requires disk I/O.
+    /// - Parameter directory: A FlatCache folder; read permission is enough.
+    /// - Returns: The key id, or `nil` when the folder is not encrypted.
+    /// - Throws: ``FlatCacheError/notADirectory(_:)``, ``FlatCacheError/notACacheDirectory(_:)``,
+    ///   ``FlatCacheError/unsupportedFormat(marker:directory:)``, or a file-system error.
+    public static func keyID(directory: URL) throws(FlatCacheError) -> String? {
+        _ = try FormatMarker.prepare(
+            CacheLayout(root: directory.path), directory: directory, synchronized: false, readOnly: true)
+        return try RecordTypesFile.readContents(CacheLayout(root: directory.path))?.keyID
     }
 
     /// Reads the summary of the cache folder at `directory`.
     ///
     /// - important: Requires disk I/O; reads every data file.
     /// - Parameter directory: A FlatCache folder; read permission is enough.
-    /// - Returns: The folder's record types and data files.
+    /// - Returns: The folder's record types, key id and data files.
     /// - Throws: ``FlatCacheError/notADirectory(_:)``, ``FlatCacheError/notACacheDirectory(_:)``,
     ///   ``FlatCacheError/unsupportedFormat(marker:directory:)``, or a file-system error.
     public static func read(directory: URL) throws(FlatCacheError) -> CacheFolderSummary {
@@ -94,7 +131,8 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         try add(layout.usersFile, .users)
         for file in try layout.messageFiles() { try add(file, .messages) }
         try add(layout.outboxFile, .outbox)
-        return CacheFolderSummary(recordTypes: try RecordTypesFile.read(layout), files: files)
+        let recorded = try RecordTypesFile.readContents(layout)
+        return CacheFolderSummary(recordTypes: recorded?.types, keyID: recorded?.keyID, files: files)
     }
 
     /// Checks every file of the cache folder at `directory` that the format
@@ -103,6 +141,18 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
     /// record types. Their lines are checked against their sidecars and their
     /// Base64; continuity files, `usage.lines`, `records` and `preloaded` are
     /// checked whole, since their form is FlatCache's own.
+    ///
+    /// No key is needed. In an encrypted folder (its `records` file names a
+    /// key id; see ``read(directory:)``) no line is opened: every file with a
+    /// sidecar, continuity files and `usage.lines` included, is checked
+    /// against its sidecar and its Base64 only, the check `sha256sum -c` makes.
+    /// A changed byte is found (the sidecar no longer matches); a line moved
+    /// from another file with its sidecar forged to match is found only by
+    /// ``ChatCache/verify(repair:progress:)`` with the key.
+    ///
+    /// ```swift
+    /// let bad = try CacheFolderSummary.verify(directory: folder).filter { !$0.isValid }
+    /// ```
     ///
     /// Reads only: it moves, finishes and reports nothing.
     /// - important: Requires disk I/O; reads every file.
@@ -118,13 +168,15 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         _ = try FormatMarker.prepare(
             CacheLayout(root: directory.path), directory: directory, synchronized: false, readOnly: true)
         let layout = CacheLayout(root: try FileSystem.canonicalPath(of: directory.path))
-        let types = try RecordTypesFile.read(layout) ?? RecordTypes(messages: "", channels: "", users: "")
+        let recorded = try RecordTypesFile.readContents(layout)
+        let types = recorded?.types ?? RecordTypes(messages: "", channels: "", users: "")
         let storage = RecordStorage(
             root: layout.root, directory: directory, recordTypes: types, synchronized: false, isReadOnly: true,
             quarantine: layout.quarantine, logger: Logger(label: "flatcache") { _ in SwiftLogNoOpLogHandler() },
             onDamagedFile: nil, locks: LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath))
         let verification = FolderVerification(
-            storage: storage, layout: layout, count: { _, lines throws(Corruption) in lines.count }, typed: false)
+            storage: storage, layout: layout, count: { _, lines throws(Corruption) in lines.count }, typed: false,
+            sealedWithoutKey: recorded?.keyID != nil)
         return try verification.run(repair: false, progress: progress)
     }
 }

@@ -15,6 +15,10 @@ struct FolderVerification {
     let count: (CacheFolderSummary.Role, [Data]) throws(Corruption) -> Int
     /// Whether `count` decodes the cache's own record types.
     let typed: Bool
+    /// Whether the folder's lines are sealed and no key was given: then every
+    /// file is checked against its sidecar and its Base64 only, the
+    /// continuity files and `usage.lines` included (their lines are sealed too).
+    var sealedWithoutKey = false
 
     /// One file to check: its path, and how.
     private enum Item {
@@ -79,12 +83,13 @@ struct FolderVerification {
             return try checkData(file, lockedAs: file, repair: repair) { lines throws(Corruption) in try count(role, lines) }
         case .continuity(let file, let described):
             return try checkData(file, lockedAs: described, repair: repair) { lines throws(Corruption) in
+                if sealedWithoutKey { return lines.count }
                 _ = try ContinuityRecord.record(in: lines)
                 return 1
             }
         case .usage:
             return try checkData(layout.usageFile, lockedAs: layout.usageFile, repair: repair, typed: false) {
-                lines throws(Corruption) in try ChannelUsage.check(lines)
+                lines throws(Corruption) in sealedWithoutKey ? lines.count : try ChannelUsage.check(lines)
             }
         case .recordTypes:
             return try checkWhole(RecordFile(path: layout.recordTypesPath), repair: false) { data in

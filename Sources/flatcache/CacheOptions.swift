@@ -5,10 +5,13 @@ import Foundation
 /// The cache the tool reads: the built-in record types.
 typealias Cache = ChatCache<ChatMessage, ChatChannel, ChatUser>
 
-/// The options every subcommand shares: the cache folder and the output form.
+/// The options every subcommand shares: the cache folder, its key when it
+/// is encrypted, and the output form.
 struct CacheOptions: ParsableArguments {
     @Argument(help: "The cache folder.")
     var directory: String
+
+    @OptionGroup var key: KeyFileOption
 
     @Flag(help: "Print JSON for scripts instead of text for people.")
     var json = false
@@ -22,14 +25,17 @@ struct CacheOptions: ParsableArguments {
     /// error, and the command exits 1 if there was one. A folder written with
     /// other record types cannot be decoded: `otherTypes` gets its summary
     /// (record types, line counts, bytes, times) instead, and its damaged
-    /// files are reported the same way.
+    /// files are reported the same way. So does `withoutKey`, when given, for
+    /// an encrypted folder and no `--key-file`; without it, that is an error
+    /// naming the key id.
     func read(
         _ body: (Cache) throws -> Void,
-        otherTypes: (CacheFolderSummary) throws -> Void
+        otherTypes: (CacheFolderSummary) throws -> Void,
+        withoutKey: ((CacheFolderSummary) throws -> Void)? = nil
     ) throws {
         let damaged = DamagedFiles()
         do {
-            guard let cache = try openForReading(damaged, otherTypes: otherTypes) else { return }
+            guard let cache = try openForReading(damaged, otherTypes: otherTypes, withoutKey: withoutKey) else { return }
             try body(cache)
         } catch {
             damaged.report()
@@ -42,11 +48,12 @@ struct CacheOptions: ParsableArguments {
     /// as ``read(_:otherTypes:)`` runs one that does not.
     func read(
         _ body: (Cache) async throws -> Void,
-        otherTypes: (CacheFolderSummary) throws -> Void
+        otherTypes: (CacheFolderSummary) throws -> Void,
+        withoutKey: ((CacheFolderSummary) throws -> Void)? = nil
     ) async throws {
         let damaged = DamagedFiles()
         do {
-            guard let cache = try openForReading(damaged, otherTypes: otherTypes) else { return }
+            guard let cache = try openForReading(damaged, otherTypes: otherTypes, withoutKey: withoutKey) else { return }
             try await body(cache)
         } catch {
             damaged.report()
@@ -56,33 +63,42 @@ struct CacheOptions: ParsableArguments {
     }
 
     /// The cache opened read-only, reporting damaged files into `damaged`; or
-    /// `nil` once `otherTypes` has shown a folder of other record types.
+    /// `nil` once `otherTypes` has shown a folder of other record types, or
+    /// `withoutKey` an encrypted folder whose key was not given.
     private func openForReading(
-        _ damaged: DamagedFiles, otherTypes: (CacheFolderSummary) throws -> Void
+        _ damaged: DamagedFiles, otherTypes: (CacheFolderSummary) throws -> Void,
+        withoutKey: ((CacheFolderSummary) throws -> Void)?
     ) throws -> Cache? {
+        let keyless: Bool
         do {
             return try open(readOnly: true, onDamagedFile: damaged.add)
         } catch FlatCacheError.recordTypeMismatch {
-            let summary = try CacheFolderSummary.read(directory: url)
-            for file in summary.files where file.problem != nil {
-                damaged.add(DamagedFile(path: file.path, problem: file.problem ?? "", movedTo: nil))
-            }
-            try otherTypes(summary)
-            return nil
+            keyless = false
+        } catch FlatCacheError.encryptionKeyRequired where withoutKey != nil {
+            keyless = true
         }
+        let summary = try CacheFolderSummary.read(directory: url)
+        for file in summary.files where file.problem != nil {
+            damaged.add(DamagedFile(path: file.path, problem: file.problem ?? "", movedTo: nil))
+        }
+        if keyless, let withoutKey { try withoutKey(summary) } else { try otherTypes(summary) }
+        return nil
     }
 
     /// Opens the existing cache: read-only for reading, or to change it (`verify --repair`).
     ///
     /// - Throws: A ``ToolError`` for a missing or foreign folder (the tool never
-    ///   creates a cache there), or what the library throws.
+    ///   creates a cache there) or a bad key file, or what the library throws
+    ///   (``FlatCacheError/encryptionKeyRequired(directory:keyID:)`` for an
+    ///   encrypted folder and no `--key-file`).
     func open(readOnly: Bool, onDamagedFile: (@Sendable (DamagedFile) -> Void)? = nil) throws -> Cache {
         try checkIsACache()
         // Every message a file holds (a folder may have been written with a higher limit),
         // and no memory tier: the tool reads each file once.
         return try Cache(directory: url, configuration: Configuration(
             maxMessagesPerChannel: .max, memoryLimit: 0,
-            logger: Output.quietLogger, readOnly: readOnly, onDamagedFile: onDamagedFile))
+            logger: Output.quietLogger, readOnly: readOnly, onDamagedFile: onDamagedFile,
+            encryption: try key.encryption()))
     }
 
     /// A missing or foreign folder is an error: the tool never creates a cache here.

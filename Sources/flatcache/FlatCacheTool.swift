@@ -31,7 +31,7 @@ struct FlatCacheTool: AsyncParsableCommand {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
                 Foundation.exit(2)
             }
-            exit(withError: error)
+            exit(withError: KeyFileOption.explained(error))
         }
     }
 }

@@ -17,8 +17,11 @@ struct Export: ParsableCommand {
     @Argument(help: "The cache folder.")
     var directory: String
 
+    @OptionGroup var key: KeyFileOption
+
     func run() throws {
-        let options = CacheOptions(directory: directory)
+        let options = CacheOptions(directory: directory, key: key)
+        let encryption = try key.encryption()
         try options.read({ cache in
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -36,7 +39,7 @@ struct Export: ParsableCommand {
             if channels.isEmpty && empty.contains("channels.lines") { try line(.empty(.channels)) }
             for message in try cache.messages.blocking.loadAll() { try line(.message(message)) }
             for channel in channels {
-                let path = try CacheFolderSummary.messagesFilePath(forChannel: channel.channelURL)
+                let path = try CacheFolderSummary.messagesFilePath(forChannel: channel.channelURL, encryption: encryption)
                 if empty.remove(path) != nil { try line(.empty(.messages(channelURL: channel.channelURL))) }
             }
             for user in users { try line(.user(user)) }
@@ -52,8 +55,9 @@ struct Export: ParsableCommand {
 }
 
 extension CacheOptions {
-    init(directory: String) {
+    init(directory: String, key: KeyFileOption) {
         self.init()
         self.directory = directory
+        self.key = key
     }
 }

@@ -14,11 +14,15 @@ struct Import: ParsableCommand {
             keeps its most recent --max-messages messages. What is left out is named on standard \
             error. Import only adds: it never removes a record or a file. Into an empty folder, with \
             the --max-messages the cache was written with, it reproduces an exported cache byte for \
-            byte. This is how to build a preloaded cache to ship inside an app.
+            byte. This is how to build a preloaded cache to ship inside an app. With --key-file the \
+            cache is encrypted with that key: a new or empty folder takes it, an encrypted one must \
+            have been written with it (sealed lines take fresh nonces, so the bytes differ from run to run).
             """)
 
     @Argument(help: "The cache folder (created when missing).")
     var directory: String
+
+    @OptionGroup var key: KeyFileOption
 
     @Flag(help: "Print JSON for scripts instead of text for people.")
     var json = false
@@ -67,11 +71,12 @@ struct Import: ParsableCommand {
         } else {
             input = FileHandle.standardInput.readDataToEndOfFile()
         }
+        let encryption = try key.encryption()
         let plan = try ImportPlan(reading: input) { Output.progress("read lines", $0, $1) }
         try ImportTarget(path: directory).check()
         let cache = try ChatCache(
             directory: URL(fileURLWithPath: directory),
-            configuration: Configuration(maxMessagesPerChannel: maxMessages, logger: Output.quietLogger))
+            configuration: Configuration(maxMessagesPerChannel: maxMessages, logger: Output.quietLogger, encryption: encryption))
         var dropped = [Dropped]()
         // A kind with no records and no "empty" line is not touched: no empty file appears.
         if !plan.channels.isEmpty || plan.emptyFiles.contains(.channels) { try cache.channels.blocking.save(plan.channels) }

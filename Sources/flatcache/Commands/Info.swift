@@ -4,8 +4,13 @@ import Foundation
 
 struct Info: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show what a cache holds: format, record types, channels, message files, messages, users, outbox entries, files, bytes, quarantined bytes, message times.",
-        discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place. For a folder written with other record types it shows counts, bytes and when the files were last saved.")
+        abstract: "Show what a cache holds: format, record types, encryption, channels, message files, messages, users, outbox entries, files, bytes, quarantined bytes, message times.",
+        discussion: """
+            Reads only: a damaged file is reported on standard error (exit status 1) and left in place. For a folder \
+            written with other record types it shows counts, bytes and when the files were last saved. An encrypted \
+            folder shows its key id; without --key-file it shows the same as for other record types (lines are \
+            records, so the counts hold), since no record is opened.
+            """)
 
     @OptionGroup var options: CacheOptions
 
@@ -13,6 +18,10 @@ struct Info: AsyncParsableCommand {
         var formatVersion = 1
         /// `nil` for a folder written before it recorded them.
         var recordTypes: RecordTypes?
+        /// Whether the folder's lines are sealed (AES-256-GCM).
+        var encrypted: Bool
+        /// The id of the key that seals them; left out for a plain folder.
+        var keyID: String?
         var channels: Int
         var messageFiles: Int
         var messages: Int
@@ -36,17 +45,28 @@ struct Info: AsyncParsableCommand {
             let outbox = try await cache.outbox.entries().count
             try show(try report(of: cache, outboxEntries: outbox))
         }, otherTypes: { summary in
-            func records(_ role: CacheFolderSummary.Role) -> Int {
-                summary.files.filter { $0.role == role && $0.problem == nil }.map(\.records).reduce(0, +)
-            }
-            let disk = Self.files(below: options.url)
-            try show(Report(
-                recordTypes: summary.recordTypes, channels: records(.channels),
-                messageFiles: summary.files.filter { $0.role == .messages }.count, messages: records(.messages),
-                users: records(.users), bytesOnDisk: disk.bytes, filesOnDisk: disk.files,
-                quarantinedBytes: Self.files(below: options.url.appendingPathComponent("quarantine")).bytes,
-                lastSavedAt: summary.files.map(\.modifiedAt).max()))
+            try show(report(of: summary), outboxNotDecoded: "not decoded (other record types)")
+        }, withoutKey: { summary in
+            Output.error(
+                "This folder is encrypted with key \(summary.keyID ?? "?"); without --key-file flatcache opens no record, "
+                    + "so it shows lines (one per record), bytes and times.")
+            try show(report(of: summary), outboxNotDecoded: "not opened (encrypted; give --key-file)")
         })
+    }
+
+    /// What a folder holds by its lines, for records the tool cannot decode
+    /// (other record types) or open (no key): counts, bytes and times.
+    private func report(of summary: CacheFolderSummary) -> Report {
+        func records(_ role: CacheFolderSummary.Role) -> Int {
+            summary.files.filter { $0.role == role && $0.problem == nil }.map(\.records).reduce(0, +)
+        }
+        let disk = Self.files(below: options.url)
+        return Report(
+            recordTypes: summary.recordTypes, encrypted: summary.keyID != nil, keyID: summary.keyID,
+            channels: records(.channels), messageFiles: summary.files.filter { $0.role == .messages }.count,
+            messages: records(.messages), users: records(.users), bytesOnDisk: disk.bytes, filesOnDisk: disk.files,
+            quarantinedBytes: Self.files(below: options.url.appendingPathComponent("quarantine")).bytes,
+            lastSavedAt: summary.files.map(\.modifiedAt).max())
     }
 
     /// What the cache holds, read with the stores' synchronous calls.
@@ -56,23 +76,25 @@ struct Info: AsyncParsableCommand {
         // The on-disk part of the library's statistics, taken after the loads (which may move a damaged file aside).
         let disk = try cache.blocking.statistics()
         return Report(
-            recordTypes: summary.recordTypes, channels: try cache.channels.blocking.load().count,
+            recordTypes: summary.recordTypes, encrypted: summary.keyID != nil, keyID: summary.keyID,
+            channels: try cache.channels.blocking.load().count,
             messageFiles: summary.files.filter { $0.role == .messages }.count, messages: messages.count,
             users: try cache.users.blocking.load().count, outboxEntries: outboxEntries, bytesOnDisk: disk.diskBytes,
             filesOnDisk: disk.diskFiles, quarantinedBytes: disk.quarantinedBytes,
             oldestMessageAt: messages.map(\.createdAt).min(), newestMessageAt: messages.map(\.createdAt).max())
     }
 
-    private func show(_ report: Report) throws {
+    private func show(_ report: Report, outboxNotDecoded: String = "") throws {
         if options.json { return try Output.json(report) }
         var rows = [
             ["format", "flatcache \(report.formatVersion)"],
             ["record types", report.recordTypes.map { "\($0)" } ?? "not recorded (written before FlatCache recorded them)"],
+            ["encryption", report.keyID.map { "aes-256-gcm, key \($0)" } ?? "none"],
             ["channels", "\(report.channels)"],
             ["message files", "\(report.messageFiles)"],
             ["messages", "\(report.messages)"],
             ["users", "\(report.users)"],
-            ["outbox", report.outboxEntries.map { "\($0) queued to send" } ?? "not decoded (other record types)"],
+            ["outbox", report.outboxEntries.map { "\($0) queued to send" } ?? outboxNotDecoded],
             ["files on disk", "\(report.filesOnDisk)"],
             ["bytes on disk", "\(report.bytesOnDisk)"],
             ["quarantined", "\(report.quarantinedBytes) bytes"],

@@ -17,8 +17,11 @@ struct Verify: ParsableCommand {
             ("...: 37 bytes of an unfinished append after its records (ignored; --repair cuts them off)"), and \
             --repair cuts them off ("...: cut off 37 bytes of an unfinished append"). A folder written with \
             other record types is checked without decoding its records (sidecars and Base64), and cannot be \
-            repaired here. On a terminal, standard error shows "verified N/TOTAL" as files are checked, ending \
-            with its own line.
+            repaired here. An encrypted folder is checked in full with --key-file (every line opened and \
+            decoded); without it, every file is checked against its sidecar and its Base64 only (what \
+            `sha256sum -c` checks), and a line before the summary says so: "encrypted with key <key id>: \
+            sidecars checked, no record opened (--key-file opens them)"; --repair needs the key. On a \
+            terminal, standard error shows "verified N/TOTAL" as files are checked, ending with its own line.
             """)
 
     @OptionGroup var options: CacheOptions
@@ -34,20 +37,35 @@ struct Verify: ParsableCommand {
         var badFilesLeft: Int
         /// Valid files with bytes of an unfinished append after their records.
         var unfinishedAppends: [VerifiedFile]
+        /// Whether every record was opened and decoded; `false` when only sidecars and Base64 were
+        /// checked (an encrypted folder without --key-file, or a folder of other record types).
+        var recordsDecoded: Bool
+        /// The id of the key that seals the folder's lines; left out for a plain folder.
+        var keyID: String?
     }
 
     func run() throws {
         let files: [VerifiedFile]
+        var decoded = true
+        // The key id of an encrypted folder checked without its key.
+        var unopenedKeyID: String?
         do {
             files = try options.open(readOnly: !repair).blocking.verify(repair: repair) { Output.progress("verified", $0, $1) }
         } catch FlatCacheError.recordTypeMismatch where !repair {
             files = try CacheFolderSummary.verify(directory: options.url) { Output.progress("verified", $0, $1) }
+            decoded = false
+        } catch FlatCacheError.encryptionKeyRequired(_, let keyID) where !repair {
+            files = try CacheFolderSummary.verify(directory: options.url) { Output.progress("verified", $0, $1) }
+            (decoded, unopenedKeyID) = (false, keyID)
         }
+        let keyID = try CacheFolderSummary.keyID(directory: options.url)
         let bad = files.filter { !$0.isValid }
         let left = bad.filter { $0.movedTo == nil }
         let unfinished = files.filter { $0.unfinishedAppendBytes != nil }
         if options.json {
-            try Output.json(Report(filesChecked: files.count, badFiles: bad, badFilesLeft: left.count, unfinishedAppends: unfinished))
+            try Output.json(Report(
+                filesChecked: files.count, badFiles: bad, badFilesLeft: left.count, unfinishedAppends: unfinished,
+                recordsDecoded: decoded, keyID: keyID))
         } else {
             for file in bad {
                 print("\(file.path): \(file.problem ?? "bad")" + (file.movedTo.map { "; moved to \($0)" } ?? ""))
@@ -57,6 +75,9 @@ struct Verify: ParsableCommand {
                 print(repair
                     ? "\(file.path): cut off \(bytes) bytes of an unfinished append"
                     : "\(file.path): \(bytes) bytes of an unfinished append after its records (ignored; --repair cuts them off)")
+            }
+            if let keyID = unopenedKeyID {
+                print("encrypted with key \(keyID): sidecars checked, no record opened (--key-file opens them)")
             }
             let moved = bad.count - left.count
             print("\(files.count) files checked, \(bad.count) bad" + (moved > 0 ? ", \(moved) moved into quarantine/" : ""))
