@@ -67,10 +67,10 @@ import FlatCacheTesting
     }
 
     @Test func cancellingAUserLookupThrowsCancellationErrorAtOnce() async throws {
-        // Given a directory whose server answers in 30 s
+        // Given a directory whose server answers in 120 s
         let cache = try await Cache.open(directory: folder.url)
         await server.add(users: [ChatUser(userID: "ann", nickname: "Ann")])
-        await server.setLatency(.seconds(30))
+        await server.setLatency(.seconds(120))
         let directory = UserDirectory(users: cache.users, source: server)
 
         // When a lookup that waits for the server is cancelled
@@ -81,6 +81,7 @@ import FlatCacheTesting
 
         // Then it throws CancellationError without waiting for the fetch
         await #expect(throws: CancellationError.self) { try await lookup.value }
-        #expect(ContinuousClock.now - cancelled < .seconds(5))
+        // (well before the answer: a loaded machine took 6.8 s to get here once)
+        #expect(ContinuousClock.now - cancelled < .seconds(60))
     }
 }
