@@ -86,3 +86,10 @@ extension SDKUser {
 /// A message whose text the built-in binary form cannot hold (2^28 bytes).
 public let hugeMessage = ChatMessage(
     messageID: 1, channelURL: channelURL, createdAt: 0, text: String(repeating: "a", count: 1 << 28))
+
+/// The key an encrypted cache is opened with, and where an app keeps it.
+public let key = Encryption.randomKey()
+public struct Keychain: Sendable {
+    public func store(_ key: Data, as name: String) throws {}
+}
+public let keychain = Keychain()

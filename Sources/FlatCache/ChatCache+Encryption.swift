@@ -42,7 +42,7 @@ extension ChatCache {
     /// ```swift
     /// let newKey = Encryption.randomKey()
     /// try keychain.store(newKey, as: "pending")           // before the rotation
-    /// cache = try await cache.rotateKey(to: newKey)
+    /// let rotated = try await cache.rotateKey(to: newKey)  // use it from now on
     /// try keychain.store(newKey, as: "current")           // the old key can go now
     /// ```
     /// - important: Requires disk I/O; reads and writes every data file.
