@@ -117,7 +117,7 @@ final class AESGCM {
 /// HMAC-SHA256 (RFC 2104): OpenSSL's one-shot `HMAC` on Linux and Android, CryptoKit on Apple platforms.
 enum HMACSHA256 {
     /// The 32-byte code of `message` under `key`.
-    static func code(key: [UInt8], message: some ContiguousBytes) -> [UInt8] {
+    static func code(key: [UInt8], message: Data) -> [UInt8] {
         #if canImport(CryptoKit)
         return Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
         #else
