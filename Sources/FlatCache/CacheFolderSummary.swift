@@ -58,7 +58,8 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
     /// `encryption` the lowercase hex HMAC-SHA256 of them under its key.
     ///
     /// ```swift
-    /// let path = try CacheFolderSummary.messagesFilePath(forChannel: url, encryption: .aes256gcm(key: key))
+    /// let summary = try CacheFolderSummary.read(directory: folder)
+    /// let path = try CacheFolderSummary.messagesFilePath(forChannel: channelURL, encryption: .aes256gcm(key: key))
     /// let file = summary.files.first { $0.path == path }
     /// ```
     /// - Parameters:
