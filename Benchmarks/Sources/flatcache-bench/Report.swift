@@ -71,7 +71,7 @@ struct Report {
                     text: "\(name): engine unchanged re-save, share of SHA256 + Base64-encode throughput >= 0.7",
                     measured: (sha + encode) / resave, limit: 0.7, atLeast: true))
             }
-            return targets
+            return targets + (result.encryption?.targets(workload: name) ?? [])
         }
     }
 
@@ -117,6 +117,7 @@ struct Report {
         }
         out.append(contentsOf: policyTable(result))
         out.append(contentsOf: result.collections?.markdown(workload: w.name) ?? [])
+        out.append(contentsOf: result.encryption?.markdown(workload: w.name) ?? [])
         out.append("\n### \(w.name): the limits, on the engine's own files (\(Self.megabytes(result.engineBytes)))\n")
         out.append("| what | time | throughput |")
         out.append("|---|---|---|")

@@ -50,6 +50,18 @@ struct WorkloadResult {
     var policies: PolicyResult?
     /// A `MessageCollection`'s first cached page, against `loadLatest` and SQLite.
     var collections: CollectionResult?
+    /// FlatCache with encryption at rest against FlatCache without.
+    var encryption: EncryptionResult?
+}
+
+extension Workload {
+    /// One page of 30 per channel, before the middle message's time: the
+    /// "first touch" queries, each channel read once after a fresh open.
+    var firstTouchPageQueries: [PageQuery] {
+        channels.indices.map { index in
+            PageQuery(channelURL: channels[index].channelURL, before: messages[index][messages[index].count / 2].createdAt)
+        }
+    }
 }
 
 struct WorkloadRun {
@@ -123,6 +135,9 @@ struct WorkloadRun {
                 prepare: { _, round in logs = workload.changeLogs(round: round) }
             ) { kind, _ in try system(kind).apply(logs) }
         }
+        result.encryption = try EncryptionRuns(
+            workload: workload, scratch: folder.appendingPathComponent("encryption"), rounds: rounds
+        ).measure()
         return result
     }
 
@@ -169,9 +184,7 @@ struct WorkloadRun {
         result.timings[.init(operation: .pagesWarm, durable: false)] = try interleaved(
             pair, warmUp: 1, rounds: rounds
         ) { kind, _ in warmCounts[kind] = try system(kind).loadPages(warmQueries) }
-        let coldQueries = workload.channels.indices.map { index in
-            PageQuery(channelURL: urls[index], before: workload.messages[index][workload.messages[index].count / 2].createdAt)
-        }
+        let coldQueries = workload.firstTouchPageQueries
         var coldCounts = [SystemKind: Int]()
         result.timings[.init(operation: .pagesCold, durable: false)] = try interleaved(
             pair, warmUp: 1, rounds: rounds, prepare: { kind, _ in try system(kind).reopen() }

@@ -83,11 +83,13 @@ extension CacheEngine {
             guard let lines = try? RecordLines.lineRanges(body) else { return nil }
             let kept = lines.suffix(keep)
             var decoded = [Int: R]()
+            // One cipher for every line this read opens, not one per line.
+            let opener = file.sealer.map { Sealer.LineOpener($0, fileName: file.name) }
             func record(_ index: Int) throws(Corruption) -> R {
                 if let known = decoded[index] { return known }
                 let number = kept.startIndex + index + 1
                 let bytes = try RecordLines.decodeLine(
-                    body, in: kept[kept.startIndex + index], number: number, sealer: file.sealer, fileName: file.name)
+                    body, in: kept[kept.startIndex + index], number: number, opener: opener)
                 do {
                     let found = try R(serializedData: bytes)
                     decoded[index] = found

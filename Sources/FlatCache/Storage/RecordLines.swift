@@ -25,13 +25,12 @@ enum RecordLines {
         return try sealer.open(lines, fileName: name)
     }
 
-    /// The record of the line at `range` of `body`, line `number` (from 1), opened by `sealer` when there is one.
+    /// The record of the line at `range` of `body`, line `number` (from 1), opened by `opener` when the file is sealed.
     static func decodeLine(
-        _ body: Data, in range: Range<Int>, number: Int, sealer: Sealer?, fileName name: String
+        _ body: Data, in range: Range<Int>, number: Int, opener: Sealer.LineOpener?
     ) throws(Corruption) -> Data {
-        let line = try decodeLine(body, in: range, number: number)
-        guard let sealer else { return line }
-        return try sealer.open([line], fileName: name, firstLine: number)[0]
+        guard let opener else { return try decodeLine(body, in: range, number: number) }
+        return try opener.record(inLine: range, of: body, number: number)
     }
 
     /// The file body for `records`, built in one buffer of the exact size.

@@ -10,10 +10,12 @@ package final class FlatCacheSystem: CacheSystem {
     private var cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
 
     /// With `messageLimit` nil, no retention cut: upserts grow channels by one a round.
-    package init(folder: URL, durable: Bool, messageLimit: Int?) throws {
+    /// With `encryption`, every file is sealed (``Configuration/encryption``).
+    package init(folder: URL, durable: Bool, messageLimit: Int?, encryption: Encryption? = nil) throws {
         self.folder = folder
         configuration = Configuration(
-            maxMessagesPerChannel: messageLimit ?? 1_000_000, durability: durable ? .synchronized : .atomic)
+            maxMessagesPerChannel: messageLimit ?? 1_000_000, durability: durable ? .synchronized : .atomic,
+            encryption: encryption)
         cache = try ChatCache(directory: folder, configuration: configuration)
     }
 
