@@ -131,6 +131,29 @@ import Testing
         #expect(try cache.messages.loadNow(in: Self.alpha) == changed)
     }
 
+    @Test func aFileChangedWithItsSidecarForgedIsRewrittenByTheSameSave() throws {
+        // This process sealed the file, so its digest would prove it; changed bytes must not pass.
+        var body = try Data(contentsOf: try file(of: Self.alpha))
+        body[7] = body[7] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        try forge(body, in: Self.alpha)
+
+        let result = try cache.messages.replaceNow(Fixtures.messages(3, in: Self.alpha), in: Self.alpha)
+
+        #expect(result.filesWritten == 1, "\(result)")
+        #expect(try cache.messages.loadNow(in: Self.alpha) == Fixtures.messages(3, in: Self.alpha))
+    }
+
+    @Test func theSameRecordsUnderAnotherKeyAreSealedAgain() throws {
+        let users = folder.appending("users.lines")
+        try cache.users.saveNow([Fixtures.mina])
+        let before = try Data(contentsOf: users)
+        // Another key's layout over the same path: equal records, but not sealed by it.
+        let other = cache.layout.sealed(by: try Sealer(.aes256gcm(key: EncryptionTests.otherKey)))
+        let outcome = try other.usersFile.write([try Fixtures.mina.serialize()], synchronized: false)
+        #expect(outcome == .written)
+        #expect(try Data(contentsOf: users) != before)
+    }
+
     @Test func aFileDamagedInPlaceIsRewrittenByTheSameSave() throws {
         let url = try file(of: Self.alpha)
         var body = try Data(contentsOf: url)

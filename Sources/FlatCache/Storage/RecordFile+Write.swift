@@ -55,10 +55,14 @@ extension RecordFile {
     /// Stages a whole-file write of `records`: both new files written to
     /// their temporary files, or nothing when the file already holds them.
     func stageReplace(_ records: [Data]) throws(FlatCacheError) -> StagedWrite {
-        if sealer != nil, let unchanged = try holdingSealed(records) { return unchanged }
+        let recordsDigest = sealer == nil ? nil : SealedContents.digest(of: records)
+        if let recordsDigest, let unchanged = try holdingSealed(records, digest: recordsDigest) { return unchanged }
         let body = RecordLines.encode(records, sealer: sealer, fileName: name)
         var hasher = SHA256Hasher()
         hasher.update(body)
+        if let recordsDigest, let keyID = sealer?.keyID {
+            SealedContents.shared.remember(path, stored: hasher.finalize(), records: recordsDigest, keyID: keyID)
+        }
         let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
         if sealer == nil, let stamps = try holding(body: body, sidecar: sidecar) {
             let tail = Tail(stamp: stamps.data, sidecarStamp: stamps.sidecar, hasher: hasher, lineCount: records.count)
@@ -173,10 +177,11 @@ extension RecordFile {
     /// Sealing twice never gives the same bytes (a fresh nonce per record),
     /// so an encrypted file is compared by what it holds: its size first
     /// (a sealed line's length follows from its record's), then its digest
-    /// against the sidecar, then each line opened (which also proves it
-    /// unaltered: GCM's tag) and compared with the record. No digest of the
-    /// plaintext is kept anywhere.
-    private func holdingSealed(_ records: [Data]) throws(FlatCacheError) -> StagedWrite? {
+    /// against the sidecar; then, when this process sealed (or proved) these
+    /// very bytes for these records (``SealedContents``), that digest proves
+    /// them; else each line is opened (GCM's tag proves it unaltered) and
+    /// compared with the record. No digest of the plaintext is kept on disk.
+    private func holdingSealed(_ records: [Data], digest: SHA256Digest) throws(FlatCacheError) -> StagedWrite? {
         let size = RecordLines.encodedCount(of: records, sealed: true)
         guard let stamp = try FileSystem.stamp(at: path), stamp.size == size else { return nil }
         do {
@@ -185,9 +190,14 @@ extension RecordFile {
             else { return nil }
             var hasher = SHA256Hasher()
             hasher.update(read.contents)
-            guard onDisk.contents == Sidecar.contents(digest: hasher.finalize(), name: name),
-                let held = try? RecordLines.decode(read.contents, sealer: sealer, fileName: name), held == records
-            else { return nil }
+            let stored = hasher.finalize()
+            guard onDisk.contents == Sidecar.contents(digest: stored, name: name) else { return nil }
+            guard let keyID = sealer?.keyID else { return nil }
+            if !SealedContents.shared.holds(path, stored: stored, records: digest, keyID: keyID) {
+                guard let held = try? RecordLines.decode(read.contents, sealer: sealer, fileName: name), held == records
+                else { return nil }
+                SealedContents.shared.remember(path, stored: stored, records: digest, keyID: keyID)
+            }
             let tail = Tail(stamp: read.stamp, sidecarStamp: onDisk.stamp, hasher: hasher, lineCount: records.count)
             return StagedWrite(file: self, kind: .unchanged, tail: tail)
         } catch where FileSystem.isNotARegularFile(error) {
