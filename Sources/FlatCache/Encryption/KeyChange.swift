@@ -152,13 +152,16 @@ enum KeyChange {
         var channelURLs: [String: String]?  // by their message file name under `source`, found when needed
         for file in try target.messageFiles() {
             guard let (side, lines) = try classify(file.path, sides, storage: storage) else { continue }
-            guard side.sealer != target.sealer else { continue }
             let url: String?
             if let first = lines.first {
+                guard side.sealer != target.sealer else { continue }
                 url = try? Message(serializedData: first).channelURL
             } else {
+                // An empty file opens under any key: only its name says which side it is on.
                 if channelURLs == nil { channelURLs = try knownChannels(source, target, storage: storage, Channel.self) }
                 url = channelURLs?[file.name]
+                let namedUnderTarget = channelURLs?.values.contains { target.fileKey(forChannel: $0) + ".lines" == file.name } ?? false
+                guard url != nil || (side.sealer != target.sealer && !namedUnderTarget) else { continue }
             }
             let old = source.messagesFile(named: file.name)
             guard let url, !url.isEmpty else {
