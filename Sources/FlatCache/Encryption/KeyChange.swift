@@ -167,7 +167,7 @@ enum KeyChange {
             guard let url, !url.isEmpty else {
                 // A channel cached with no messages whose URL nothing names, or a record
                 // that does not decode: it cannot be named under the new key.
-                _ = try storage.isolate(old, because: .undecodableRecord(line: 1, reason: "no channel URL to name it by"), moving: false)
+                _ = try storage.isolateLocked(old, because: .undecodableRecord(line: 1, reason: "no channel URL to name it by"), moving: false)
                 try old.remove()
                 continue
             }
@@ -211,7 +211,7 @@ enum KeyChange {
             }
         }
         let file = RecordFile(path: path)
-        _ = try storage.isolate(file, because: problem, moving: false)
+        _ = try storage.isolateLocked(file, because: problem, moving: false)
         try file.remove()
         return nil
     }
