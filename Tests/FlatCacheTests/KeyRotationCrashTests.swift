@@ -8,14 +8,16 @@ import Testing
 ///
 /// Each run copies a filled folder, lets `flatcache-test-helper rekey` open it
 /// and change its key (A to B, plain to B, or A to plain), and kills it a
-/// random time after it says it is starting, up to a little more than a
-/// whole change takes on this machine (timed by an unkilled run first).
+/// random time after it says it is starting, up to what a whole change
+/// takes on this machine now: timed by an unkilled run first, then by every
+/// run that finished before its kill (the machine's load changes as other
+/// suites run beside this one).
 ///
 /// `swift test` kills 60 times; `FLATCACHE_REKEY_KILLS=500 swift test --filter KeyRotationCrashTests` runs more.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct KeyRotationCrashTests {
     static var kills: Int { ProcessInfo.processInfo.environment["FLATCACHE_REKEY_KILLS"].flatMap(Int.init) ?? 60 }
-    static let channelCount = 40
-    static let perChannel = 40
+    static let channelCount = 30
+    static let perChannel = 30
 
     /// A change the helper makes: from one key (or plain) to another.
     enum Change: String, CaseIterable {
@@ -67,8 +69,11 @@ import Testing
             let work = try TemporaryFolder()
             let folder = work.appending("cache")
             try FileManager.default.copyItem(at: master(change).url, to: folder)
-            let delay = UInt32.random(in: 0...(duration[change] ?? 100_000) * 5 / 4)
+            let delay = UInt32.random(in: 0...(duration[change] ?? 100_000))
             let outcome = try await runHelper(folder.path, change, killAfter: delay)
+            if let changed = outcome.lines.last(where: { $0.hasPrefix("changed ") }).flatMap({ UInt32($0.dropFirst(8)) }) {
+                duration[change] = changed  // the kill came too late: aim by what a change takes now
+            }
             #expect(outcome.killed || (outcome.status == 0 && outcome.lines.contains { $0.hasPrefix("changed ") }),
                 "run \(run) ended on its own without finishing: \(outcome)")
 
@@ -98,10 +103,10 @@ import Testing
         }
         let summary = "key rotation crash test: \(Self.kills) runs, \(killedMidChange) killed mid-change (\(wentBack) then gone back), "
             + "\(beforeStart) before it began, \(afterEnd) after it ended; "
-            + Change.allCases.map { "\(runs[$0] ?? 0) \($0.rawValue) (\((duration[$0] ?? 0) / 1_000) ms whole)" }.joined(separator: ", ")
+            + Change.allCases.map { "\(runs[$0] ?? 0) \($0.rawValue) (\((duration[$0] ?? 0) / 1_000) ms whole at last)" }.joined(separator: ", ")
         print(summary)
         #expect(killedMidChange + beforeStart + afterEnd == Self.kills)
-        #expect(killedMidChange * 2 >= Self.kills, "too few kills landed mid-change: \(summary)")
+        #expect(killedMidChange * 5 >= Self.kills * 2, "too few kills landed mid-change: \(summary)")
         #expect(wentBack > 0 && wentBack < killedMidChange, "both directions must be finished: \(summary)")
     }
 
