@@ -166,7 +166,7 @@ enum KeyChange {
             guard let url, !url.isEmpty else {
                 // A channel cached with no messages whose URL nothing names, or a record
                 // that does not decode: it cannot be named under the new key.
-                try storage.reportLocked(old, because: .undecodableRecord(line: 1, reason: "no channel URL to name it by"))
+                _ = try storage.isolateLocked(old, because: .undecodableRecord(line: 1, reason: "no channel URL to name it by"), moving: false)
                 try old.remove()
                 continue
             }
@@ -210,7 +210,7 @@ enum KeyChange {
             }
         }
         let file = RecordFile(path: path)
-        try storage.reportLocked(file, because: problem)
+        _ = try storage.isolateLocked(file, because: problem, moving: false)
         try file.remove()
         return nil
     }

@@ -102,13 +102,13 @@ struct RecordStorage: Sendable {
     ///
     /// - Returns: Where it was moved, inside the cache folder; `nil` when left in place.
     func isolate(_ file: RecordFile, because corruption: Corruption, moving: Bool) throws(FlatCacheError) -> String? {
-        try withLock(file) { () throws(FlatCacheError) in try report(file, corruption, moving: moving) }
+        try withLock(file) { () throws(FlatCacheError) in try isolateLocked(file, because: corruption, moving: moving) }
     }
 
-    /// Reports `file` as damaged, leaving it in place: for a caller already
-    /// holding its lock (or every lock), which then deals with the file itself.
-    func reportLocked(_ file: RecordFile, because corruption: Corruption) throws(FlatCacheError) {
-        _ = try report(file, corruption, moving: false)
+    /// ``isolate(_:because:moving:)`` for a caller already holding `file`'s
+    /// lock, or every lock (a key change): the stripes do not nest.
+    func isolateLocked(_ file: RecordFile, because corruption: Corruption, moving: Bool) throws(FlatCacheError) -> String? {
+        try report(file, corruption, moving: moving)
     }
 
     /// Removes `file` and its sidecar.

@@ -37,6 +37,11 @@ import Foundation
 // 0..<64 of `<folder>/format`), prints "holding", sleeps `seconds`, and exits,
 // which releases them.
 //
+// `flatcache-test-helper rekey <folder> <from> <to>` (keys: 64 hex digits or
+// `plain`) opens the folder with `from`, prints `changing`, moves it to `to`
+// with `rotateKey(to:)` or `migrate(encryption:)`, and prints `changed
+// <microseconds>` (see `KeyRotation`). For kills in the middle of a key change.
+//
 // Exit status 2 for bad arguments, 1 for an error.
 
 func fail(_ message: String, status: Int32) -> Never {
@@ -80,7 +85,7 @@ else {
             + " | flush-churn <folder> <seed> <atomic|synchronized> <limit>"
             + " | outbox-churn <folder> <server folder> <run> <count>"
             + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>"
-            + " | save <folder> <channel> <id> | delete <folder> <channel> <id>", status: 2)
+            + " | save <folder> <channel> <id> | delete <folder> <channel> <id> | rekey <folder> <from> <to>", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
 do {
@@ -173,6 +178,8 @@ do {
             fail("bad run or count", status: 2)
         }
         OutboxChurn.start(folder: folder, server: URL(fileURLWithPath: arguments[3]), run: run, count: count)
+    case "rekey":
+        try KeyRotation.run(folder: folder, from: arguments[3], to: arguments[4])
     default:
         fail("unknown command \(arguments[1])", status: 2)
     }
