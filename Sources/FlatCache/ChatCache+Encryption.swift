@@ -13,10 +13,14 @@ extension ChatCache {
     /// every data file is rewritten under the new key (message files under
     /// their new names), so that a crash or `kill -9` at any point leaves each
     /// file readable with the old key or the new one, and the next open with
-    /// either key finishes the change toward the key it is given (the
-    /// folder's `rekey` file holds each key sealed under the other until the
-    /// change is done). Store the new key (in the Keychain) before calling,
-    /// and forget the old one only once this returns.
+    /// either key finishes the change toward the key it is given: with the
+    /// new one it goes on, with the old one it goes back (the folder's
+    /// `rekey` file holds each key sealed under the other until the change is
+    /// done). A change between plain and a key needs that key to be finished
+    /// either way: opened without a key, the folder throws
+    /// ``FlatCacheError/encryptionKeyRequired(directory:keyID:)``. Store the
+    /// new key (in the Keychain) before calling, and forget the old one only
+    /// once this returns.
     ///
     /// Not carried over: a channel cached with no messages that the channel
     /// list does not name (nothing says its URL, which names its file), the
