@@ -37,9 +37,22 @@ final class AESGCM {
         guard let context = EVP_CIPHER_CTX_new() else { preconditionFailure("OpenSSL could not make a cipher context") }
         self.context = context
         // The default IV length of EVP's GCM is 12 bytes, the one the format uses.
-        precondition(EVP_CipherInit_ex(context, EVP_aes_256_gcm(), nil, key, nil, -1) == 1, "OpenSSL could not set up AES-256-GCM")
+        precondition(EVP_CipherInit_ex(context, Self.cipher, nil, key, nil, -1) == 1, "OpenSSL could not set up AES-256-GCM")
         #endif
     }
+
+    #if !canImport(CryptoKit)
+    /// AES-256-GCM fetched from OpenSSL's providers once: `EVP_aes_256_gcm()`
+    /// looks the implementation up again at every set-up (OpenSSL 3's
+    /// "implicit fetch"), a cost paid per file written or read. Never freed;
+    /// an `EVP_CIPHER` is read-only once fetched, safe to share between threads.
+    nonisolated(unsafe) private static let cipher: OpaquePointer = {
+        guard let cipher = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) else {
+            preconditionFailure("OpenSSL has no AES-256-GCM")
+        }
+        return cipher
+    }()
+    #endif
 
     #if !canImport(CryptoKit)
     deinit { EVP_CIPHER_CTX_free(context) }
