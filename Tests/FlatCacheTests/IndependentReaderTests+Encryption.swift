@@ -96,4 +96,51 @@ extension IndependentReaderTests {
         try Data((EncryptedGoldenTests.key.map { String(format: "%02x", $0) }.joined() + "\n").utf8).write(to: hex)
         #expect(try run(["--key-file", hex.path]).status == 0)
     }
+
+    /// A rotation from the golden's key to another that a crash cut short:
+    /// `rekey` written, the channel list and users already under the new
+    /// key, the rest still under the old one. The script reads every file
+    /// with either key (unwrapping the other from `rekey`), as FlatCache
+    /// reads the folder once an open with that key has finished the change.
+    @Test func aKeyChangeACrashCutShortReadsWithEitherKey() throws {
+        let old = try Sealer(.aes256gcm(key: EncryptedGoldenTests.key))
+        let newKey = Data((0..<32).map { UInt8(255 - $0) })
+        let new = try Sealer(.aes256gcm(key: newKey))
+        let root = folder.appending("cut")
+        try FileManager.default.copyItem(at: GoldenFolder.url("encrypted"), to: root)
+        func wrap(_ key: [UInt8], under sealer: Sealer) -> Data {
+            let (bytes, ranges) = sealer.seal([Data(key)], fileName: KeyChange.fileName)
+            return bytes[ranges[0]]
+        }
+        let state = KeyChange.State(from: old.keyID, to: new.keyID, fromKey: wrap(old.key, under: new), toKey: wrap(new.key, under: old))
+        try KeyChange.contents(state).write(to: root.appendingPathComponent("rekey"))
+        for name in ["channels.lines", "users.lines"] {
+            let path = root.appendingPathComponent(name).path
+            guard case .records(let records) = try RecordFile(path: path, sealer: old).load(finishing: false).contents else {
+                Issue.record("\(name) does not open")
+                return
+            }
+            _ = try RecordFile(path: path, sealer: new).write(records, synchronized: false)
+        }
+        let withOld = try python(root, keeping: 200, key: old.key.withUnsafeBufferPointer { Data($0) })
+        let withNew = try python(root, keeping: 200, key: newKey)
+        #expect(withOld == withNew)
+        #expect(withNew.damaged.isEmpty && withNew.users == ["mina"] && withNew.messages.count == 2, "\(withNew)")
+
+        // FlatCache finishes the change forward with the new key, and then reads the same
+        // (message files now have their names under the new key).
+        let finished = folder.appending("finished")
+        try FileManager.default.copyItem(at: root, to: finished)
+        var configuration = Configuration()
+        configuration.encryption = .aes256gcm(key: newKey)
+        _ = try Cache(directory: finished, configuration: configuration)
+        #expect(!FileManager.default.fileExists(atPath: finished.appendingPathComponent("rekey").path))
+        var library = try flatCache(finished, keeping: 200, key: newKey)
+        #expect(library.messages.keys.sorted() == ["plans", "trip"].map { new.fileKey(forChannel: $0) }.sorted())
+        #expect(library.messages.values.map(\.count) == [3, 3])
+        library.messages = withNew.messages
+        library.continuity = withNew.continuity
+        library.usage = withNew.usage
+        #expect(library == withNew)
+    }
 }
