@@ -11,11 +11,18 @@ enough to write a reader without guessing. Prints one JSON object:
                "reason", "messageID", "text"}, ...],   # live entries, queue order
    "damaged": [path, ...]}
 
-Usage: Scripts/read-cache.py <cache folder> [N, default 200]
+Usage: Scripts/read-cache.py <cache folder> [N, default 200] [--key-file <file>]
+The key file holds an encrypted folder's key: 32 raw bytes, or 64 hex digits
+(a final newline allowed). In an encrypted folder the keys of "messages",
+"continuity" and "usage" are the message files' names (HMAC-SHA256 of the
+channel URL under the key), as stored.
 FlatCacheTests.IndependentReaderTests runs it on the golden folders and
 compares its output with what FlatCache reads.
 """
 import base64
+import ctypes
+import ctypes.util
+import hmac
 import hashlib
 import json
 import os
@@ -34,7 +41,80 @@ def regular_file(path):
         return None
 
 
-def read_data_file(path):
+class AESGCM:
+    """AES-256-GCM opening through OpenSSL's libcrypto (EVP), by ctypes:
+    Python's standard library has no AES."""
+    NONCE, TAG = 12, 16
+    CTRL_SET_IVLEN, CTRL_SET_TAG = 0x9, 0x11
+
+    def __init__(self):
+        path = ctypes.util.find_library("crypto") or "libcrypto.so.3"
+        lib = ctypes.CDLL(path)
+        lib.EVP_CIPHER_CTX_new.restype = ctypes.c_void_p
+        lib.EVP_CIPHER_CTX_free.argtypes = [ctypes.c_void_p]
+        lib.EVP_aes_256_gcm.restype = ctypes.c_void_p
+        lib.EVP_DecryptInit_ex.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+        lib.EVP_CIPHER_CTX_ctrl.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+        lib.EVP_DecryptUpdate.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_int]
+        lib.EVP_DecryptFinal_ex.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+        self.lib = lib
+
+    def open(self, key, sealed, associated):
+        """The plaintext of nonce || ciphertext || tag, or None when it does not open."""
+        if len(sealed) < self.NONCE + self.TAG:
+            return None
+        nonce, body, tag = sealed[:self.NONCE], sealed[self.NONCE:-self.TAG], sealed[-self.TAG:]
+        lib, ctx = self.lib, self.lib.EVP_CIPHER_CTX_new()
+        try:
+            out = ctypes.create_string_buffer(len(body) + 16)
+            n = ctypes.c_int(0)
+            tag_buffer = ctypes.create_string_buffer(tag, len(tag))
+            ok = (lib.EVP_DecryptInit_ex(ctx, lib.EVP_aes_256_gcm(), None, None, None) == 1
+                  and lib.EVP_CIPHER_CTX_ctrl(ctx, self.CTRL_SET_IVLEN, self.NONCE, None) == 1
+                  and lib.EVP_DecryptInit_ex(ctx, None, None, key, nonce) == 1
+                  and lib.EVP_DecryptUpdate(ctx, None, ctypes.byref(n), associated, len(associated)) == 1
+                  and lib.EVP_DecryptUpdate(ctx, out, ctypes.byref(n), body, len(body)) == 1)
+            if not ok:
+                return None
+            written = n.value
+            if lib.EVP_CIPHER_CTX_ctrl(ctx, self.CTRL_SET_TAG, self.TAG, tag_buffer) != 1:
+                return None
+            if lib.EVP_DecryptFinal_ex(ctx, ctypes.byref(out, written), ctypes.byref(n)) != 1:
+                return None  # the tag does not match: another file, another key, a changed byte
+            return out.raw[:written + n.value]
+        finally:
+            lib.EVP_CIPHER_CTX_free(ctx)
+
+
+def key_id(key):
+    """The first 8 bytes of HMAC-SHA256(key, "flatcache key id"), lowercase hex."""
+    return hmac.new(key, b"flatcache key id", hashlib.sha256).hexdigest()[:16]
+
+
+class Keys:
+    """The keys an encrypted folder's lines may be under: the folder's, and
+    during a key change the other side's (None for plain) too."""
+
+    def __init__(self, keys):
+        self.keys, self.cipher = keys, AESGCM() if any(keys) else None
+
+    def open(self, lines, name):
+        """The records of the lines of the data file `name`, under the first
+        key that opens them all (a file is under one key); raises Damaged."""
+        for key in self.keys:
+            if key is None:
+                return lines
+            associated = b"flatcache 1 " + name.encode()
+            opened = [self.cipher.open(key, line, associated) for line in lines]
+            if None not in opened:
+                return opened
+        raise Damaged("a line does not open")
+
+
+PLAIN = Keys([None])
+
+
+def read_data_file(path, keys=PLAIN):
     """The record bytes of a data file, None when missing; raises Damaged."""
     kind = regular_file(path)
     if kind is None:
@@ -79,7 +159,7 @@ def read_data_file(path):
         if base64.b64encode(raw) != line:
             raise Damaged("Base64 not canonical")
         records.append(raw)
-    return records
+    return keys.open(records, os.path.basename(path))
 
 
 class Reader:
@@ -248,17 +328,65 @@ def fold_outbox(lines):
              "messageID": e["message"]["messageID"], "text": e["message"]["text"]} for e in live]
 
 
+def read_key(path):
+    data = open(path, "rb").read()
+    if len(data) == 32:
+        return data
+    text = data.decode("ascii", errors="replace").strip()
+    if re.fullmatch(r"[0-9a-fA-F]{64}", text):
+        return bytes.fromhex(text)
+    sys.exit("a key file holds 32 bytes or 64 hex digits")
+
+
+def folder_keys(root, key):
+    """The keys to open the folder's lines with, from `records` (and `rekey`,
+    when a key change is under way); exits when the key does not fit."""
+    records = open(os.path.join(root, "records"), "rb").read() if regular_file(os.path.join(root, "records")) else b""
+    lines = records.split(b"\n")
+    recorded = None
+    if len(lines) == 5 and lines[3].startswith(b"encryption aes-256-gcm "):
+        recorded = lines[3][len(b"encryption aes-256-gcm "):].decode()
+    given = key_id(key) if key is not None else None
+    rekey_path = os.path.join(root, "rekey")
+    if regular_file(rekey_path):
+        fields = dict(line.split(" ", 1) for line in open(rekey_path).read().splitlines())
+        ids = {side: (None if fields[side] == "plain" else fields[side]) for side in ("from", "to")}
+        if given not in ids.values():
+            sys.exit("a key change is under way between %s and %s" % (ids["from"] or "plain", ids["to"] or "plain"))
+        mine = "to" if ids["to"] == given else "from"
+        other = "from" if mine == "to" else "to"
+        if ids[other] is None:
+            return Keys([key, None])
+        if key is None:
+            sys.exit("the folder is encrypted with key " + ids[other])
+        wrapped = base64.b64decode(fields[other + "-key"], validate=True)
+        other_key = AESGCM().open(key, wrapped, b"flatcache 1 rekey")
+        if other_key is None or key_id(other_key) != ids[other]:
+            sys.exit("the rekey file does not open with this key")
+        return Keys([key, other_key])
+    if recorded != given:
+        sys.exit("the folder is encrypted with key %s" % recorded if recorded else "the folder is not encrypted")
+    return Keys([key])
+
+
 def main():
-    root = sys.argv[1]
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    arguments = sys.argv[1:]
+    key = None
+    if "--key-file" in arguments:
+        at = arguments.index("--key-file")
+        key = read_key(arguments[at + 1])
+        del arguments[at:at + 2]
+    root = arguments[0]
+    n = int(arguments[1]) if len(arguments) > 1 else 200
     if open(os.path.join(root, "format"), "rb").read() != b"flatcache 1\n":
         sys.exit("not a FlatCache 1 folder")
+    keys = folder_keys(root, key)
     out = {"channels": [], "users": [], "messages": {}, "continuity": {}, "channelsToken": None, "usage": {},
            "outbox": [], "damaged": []}
 
     def load(relative, decode):
         try:
-            records = read_data_file(os.path.join(root, relative))
+            records = read_data_file(os.path.join(root, relative), keys)
             return None if records is None else decode(records)
         except Damaged:
             out["damaged"].append(relative)

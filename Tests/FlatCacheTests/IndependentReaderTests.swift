@@ -34,14 +34,14 @@ struct IndependentReaderTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Scripts/read-cache.py")
 
-    func python(_ directory: URL, keeping n: Int) throws -> Snapshot {
-        try python(directory, keeping: n, as: Snapshot.self)
+    func python(_ directory: URL, keeping n: Int, key: Data? = nil) throws -> Snapshot {
+        try python(directory, keeping: n, key: key, as: Snapshot.self)
     }
 
-    func python<Reading: Decodable>(_ directory: URL, keeping n: Int, as: Reading.Type) throws -> Reading {
+    func python<Reading: Decodable>(_ directory: URL, keeping n: Int, key: Data? = nil, as: Reading.Type) throws -> Reading {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [Self.script.path, directory.path, "\(n)"]
+        process.arguments = [Self.script.path, directory.path, "\(n)"] + (try key.map { try keyFile($0) } ?? [])
         let out = Pipe()
         process.standardOutput = out
         try process.run()
@@ -51,9 +51,11 @@ struct IndependentReaderTests {
         return try JSONDecoder().decode(Reading.self, from: data)
     }
 
-    func flatCache(_ directory: URL, keeping n: Int) throws -> Snapshot {
+    func flatCache(_ directory: URL, keeping n: Int, key: Data? = nil) throws -> Snapshot {
         let damaged = DamageRecorder()
         var configuration = damaged.configuration(readOnly: true)
+        configuration.encryption = key.map { .aes256gcm(key: $0) }
+        let sealer = try key.map { try Sealer(.aes256gcm(key: $0)) }
         configuration.maxMessagesPerChannel = n
         configuration.memoryLimit = 0
         let cache = try Cache(directory: directory, configuration: configuration)
@@ -63,7 +65,7 @@ struct IndependentReaderTests {
         // Message files are named by a hash: an empty one's channel is known only by name.
         let urls = Set(try cache.messages.loadAll().map(\.channelURL) + snapshot.channels + ["quiet"])
         for url in urls {
-            let key = SHA256Digest(of: Data(url.utf8)).hex
+            let key = sealer?.fileKey(forChannel: url) ?? SHA256Digest(of: Data(url.utf8)).hex
             guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("messages/\(key).lines").path) else { continue }
             snapshot.messages[key] = try cache.messages.load(in: url).map(\.messageID)
             let continuity = try cache.messages.continuity(in: url)
@@ -72,16 +74,22 @@ struct IndependentReaderTests {
                     ranges: continuity.completeRanges.map { [$0.lowerBound, $0.upperBound] }, token: continuity.changeLogToken)
             }
         }
-        let usage = try ChannelUsage.read(RecordFile(path: directory.appendingPathComponent("usage.lines").path), logger: .init(label: "test"))
+        let usage = try ChannelUsage.read(RecordFile(path: directory.appendingPathComponent("usage.lines").path, sealer: sealer), logger: .init(label: "test"))
         for (name, times) in usage { snapshot.usage[String(name.dropLast(6))] = [times.saved, times.used] }
         snapshot.damaged = Set(damaged.files.map(\.path)).sorted()
+        // A damaged message file holds no messages to the script: not even none.
+        for path in snapshot.damaged where path.hasPrefix("messages/") && path.hasSuffix(".lines") {
+            snapshot.messages[String(path.dropFirst(9).dropLast(6))] = nil
+        }
         return snapshot
     }
 
-    func expectSameReading(_ directory: URL, keeping n: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        var independent = try python(directory, keeping: n)
+    func expectSameReading(
+        _ directory: URL, keeping n: Int, key: Data? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        var independent = try python(directory, keeping: n, key: key)
         independent.damaged.sort()
-        let library = try flatCache(directory, keeping: n)
+        let library = try flatCache(directory, keeping: n, key: key)
         #expect(independent == library, "\(directory.lastPathComponent), N = \(n)", sourceLocation: sourceLocation)
     }
 
@@ -158,9 +166,11 @@ struct IndependentReaderTests {
         var damaged: [String]
     }
 
-    func flatCacheOutbox(_ directory: URL) async throws -> OutboxReading {
+    func flatCacheOutbox(_ directory: URL, key: Data? = nil) async throws -> OutboxReading {
         let damaged = DamageRecorder()
-        let cache = try Cache(directory: directory, configuration: damaged.configuration(readOnly: true))
+        var configuration = damaged.configuration(readOnly: true)
+        configuration.encryption = key.map { .aes256gcm(key: $0) }
+        let cache = try Cache(directory: directory, configuration: configuration)
         let entries = try await cache.outbox.entries().map { entry in
             let (state, reason): (String, String) =
                 switch entry.state {
@@ -176,9 +186,9 @@ struct IndependentReaderTests {
         return OutboxReading(outbox: entries, damaged: Set(damaged.files.map(\.path)).sorted())
     }
 
-    func expectSameOutbox(_ directory: URL, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let independent = try python(directory, keeping: 200, as: OutboxReading.self)
-        let library = try await flatCacheOutbox(directory)
+    func expectSameOutbox(_ directory: URL, key: Data? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let independent = try python(directory, keeping: 200, key: key, as: OutboxReading.self)
+        let library = try await flatCacheOutbox(directory, key: key)
         #expect(independent == library, sourceLocation: sourceLocation)
     }
 
