@@ -26,11 +26,13 @@ import FlatCacheTesting
         ChatMessage(messageID: 0, channelURL: channel, createdAt: 1_000, text: text)
     }
 
-    /// Waits until the outbox has nothing left to send, at most 10 seconds.
+    /// Waits until the outbox has nothing left to send, at most 60 seconds
+    /// (the whole suite under ThreadSanitizer, beside the crash campaigns'
+    /// child processes, once took more than 10 for a send with one retry).
     func waitUntilSent(_ delivery: OutboxDelivery<SimulatedChatServer>) async throws {
         let waiting = Task { try await delivery.waitUntilSent() }
         let timer = Task {
-            try await Task.sleep(for: .seconds(10))
+            try await Task.sleep(for: .seconds(60))
             waiting.cancel()
         }
         defer { timer.cancel() }
