@@ -42,6 +42,10 @@ import Foundation
 // with `rotateKey(to:)` or `migrate(encryption:)`, and prints `changed
 // <microseconds>` (see `KeyRotation`). For kills in the middle of a key change.
 //
+// `flatcache-test-helper liveness <folder> <family> <seed> <rounds|<n>s> [<bound ms>]`
+// cancels listeners and calls at random moments while changes flow, and
+// checks that each ends within the bound (see `Liveness`).
+//
 // Exit status 2 for bad arguments, 1 for an error.
 
 func fail(_ message: String, status: Int32) -> Never {
@@ -77,6 +81,7 @@ func holdEveryLock(of folder: URL, for seconds: Double) -> Never {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count > 1, arguments[1] == "liveness" { Liveness.start(arguments) }
 guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold", "sweep"].contains(arguments[1]))
     || (arguments.count == 6 && ["flush-churn", "outbox-churn"].contains(arguments[1]))
 else {

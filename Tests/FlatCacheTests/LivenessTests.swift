@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// Liveness under cancellation (issue 31): in a child process
+/// (`flatcache-test-helper liveness`, see `Tests/Helpers/TestHelper/Liveness.swift`),
+/// listeners and `async` calls are cancelled at random moments, on both
+/// cores, while saves, outbox deliveries and live events flow. Every
+/// cancelled call must end, and every call after the storm answer, within
+/// the bound (5 s; 20 s under ThreadSanitizer). A child that stops saying
+/// it is alive (no heartbeat for 20 s), or finds a call past its bound
+/// itself, has every thread's stack printed (gdb) and is killed, and the
+/// test fails; so does a child whose check failed (it exits 1 with `violation ...`).
+///
+/// `FLATCACHE_LIVENESS_ROUNDS=<n>` runs `n` rounds per family (a long manual
+/// run); `FLATCACHE_LIVENESS_TSAN=1` runs a quarter of the default rounds
+/// with the longer bound. Each test prints its seed, rounds, cancels and the
+/// longest time from a cancel to its call's end.
+@Suite(.serialized) struct LivenessTests {
+    static let environment = ProcessInfo.processInfo.environment
+    static var underThreadSanitizer: Bool { environment["FLATCACHE_LIVENESS_TSAN"] == "1" }
+    static var boundMilliseconds: Int { underThreadSanitizer ? 20_000 : 5_000 }
+
+    /// Rounds for a family whose default is `rounds`.
+    static func rounds(_ rounds: Int) -> Int {
+        if let asked = environment["FLATCACHE_LIVENESS_ROUNDS"].flatMap(Int.init) { return asked }
+        return underThreadSanitizer ? max(5, rounds / 4) : rounds
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func collectionsAnswerWhileTheirListenersAndCallsAreCancelled() async throws {
+        try await campaign("collections", rounds: Self.rounds(120))
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func outboxAndDeliveryAnswerWhileTheirListenersAndCallsAreCancelled() async throws {
+        try await campaign("outbox", rounds: Self.rounds(120))
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func userDirectoryAnswersWhileItsListenersAndLookupsAreCancelled() async throws {
+        try await campaign("users", rounds: Self.rounds(150))
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func storesAnswerWhileObservationsAndCallsAreCancelled() async throws {
+        try await campaign("observation", rounds: Self.rounds(150))
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func modelsAnswerWhileTheirCallsAreCancelled() async throws {
+        try await campaign("models", rounds: Self.rounds(100))
+    }
+
+    /// Runs one family's campaign in a watched child, and fails on a hang or a violated check.
+    private func campaign(_ family: String, rounds: Int) async throws {
+        let folder = try TemporaryFolder()
+        let seed = UInt64.random(in: 1...999_999)
+        let outcome = try await ChildWatchdog.run(
+            Executables.url("flatcache-test-helper"),
+            ["liveness", folder.url.path, family, "\(seed)", "\(rounds)", "\(Self.boundMilliseconds)"],
+            heartbeat: .seconds(20), budget: Self.underThreadSanitizer ? .seconds(480) : .seconds(240))
+        let summary = outcome.lines.last { $0.hasPrefix("done ") } ?? outcome.lines.last ?? "no output"
+        print("liveness \(family) seed \(seed): \(summary)")
+        if let hang = outcome.hang {
+            print("liveness \(family) seed \(seed): every thread's stack\n\(outcome.stacks ?? "(none)")")
+            Issue.record(
+                """
+                liveness \(family) (seed \(seed)) hung: \(hang)
+                FlatCache frames in its threads' stacks (printed above):
+                \(outcome.flatCacheFrames.prefix(30).joined(separator: "\n"))
+                """)
+            return
+        }
+        let violation = outcome.lines.first { $0.hasPrefix("violation ") }
+        #expect(
+            outcome.status == 0,
+            "liveness \(family) (seed \(seed)) exited \(outcome.status): \(violation ?? "") \(outcome.stderr)")
+        #expect(summary.hasPrefix("done "), "liveness \(family) (seed \(seed)) ended without its summary: \(summary)")
+    }
+}
