@@ -53,8 +53,10 @@ actor LivenessCollections: LivenessFamily {
         let freshList = try ChannelListCollection(store: world.cache.channels, source: world.server, pageSize: 2)
 
         var storm = LivenessStorm()
-        storm.listen("MessageCollection.events", count: 8 + random.next(9), &random) { kept.events }
-        storm.listen("ChannelListCollection.events", count: 4 + random.next(5), &random) { keptList.events }
+        storm.listen("MessageCollection.events", count: 2 + random.next(3), &random) { kept.events }
+        storm.listen("ChannelListCollection.events", count: 1 + random.next(2), &random) { keptList.events }
+        for _ in 0..<2 { storm.churn("MessageCollection.events (churned)", times: 30, &random) { kept.events } }
+        storm.churn("ChannelListCollection.events (churned)", times: 20, &random) { keptList.events }
         storm.listen("MessageCollection.events (new collection)", count: 1 + random.next(2), &random) { fresh.events }
         storm.listen("ChannelListCollection.events (new list)", count: 1, &random) { freshList.events }
         storm.add("MessageCollection.start", &random) { try await fresh.start() }

@@ -30,6 +30,9 @@ actor LivenessModels: LivenessFamily {
         let listModel = await ChannelListModel(channelList)
         // A second model of the same collection: its loop ends only with the collection's events.
         let watcher = await MessageCollectionModel(collection)
+        // More models, each disposed at a random moment: `dispose()` cancels a model's loop while events flow.
+        var extras = [MessageCollectionModel<ChatMessage>]()
+        for _ in 0..<3 { extras.append(await MessageCollectionModel(collection)) }
 
         var storm = LivenessStorm()
         storm.add("MessageCollectionModel.start", &random) { await model.start() }
@@ -40,7 +43,9 @@ actor LivenessModels: LivenessFamily {
         storm.add("ChannelListModel.sync", &random) { await listModel.sync() }
         if random.next(3) == 0 { storm.add("MessageCollectionModel.dispose", &random) { await model.dispose() } }
         if random.next(3) == 0 { storm.add("ChannelListModel.dispose", &random) { await listModel.dispose() } }
+        for extra in extras { storm.add("MessageCollectionModel.dispose (one of several)", &random) { await extra.dispose() } }
         storm.listen("MessageCollection.events (beside the models)", count: 1 + random.next(2), &random) { collection.events }
+        storm.churn("MessageCollection.events (churned beside the models)", times: 20, &random) { collection.events }
         await storm.run(stopwatch)
 
         // Everything still answers, on the main actor too.

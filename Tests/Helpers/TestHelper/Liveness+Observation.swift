@@ -27,6 +27,9 @@ actor LivenessObservation: LivenessFamily {
         storm.listen("MessageStore.observe(in:)", count: 1 + random.next(3), &random) { cache.messages.observe(in: channelURL) }
         storm.listen("ChannelStore.observe()", count: 1 + random.next(2), &random) { cache.channels.observe() }
         storm.listen("UserStore.observe()", count: 1 + random.next(2), &random) { cache.users.observe() }
+        storm.churn("MessageStore.observe(in:) (churned)", times: 30, &random) { cache.messages.observe(in: channelURL) }
+        storm.churn("ChannelStore.observe() (churned)", times: 15, &random) { cache.channels.observe() }
+        storm.churn("UserStore.observe() (churned)", times: 15, &random) { cache.users.observe() }
         storm.add("MessageStore.load(in:)", &random) { _ = try await cache.messages.load(in: channelURL) }
         storm.add("MessageStore.loadLatest(in:limit:)", &random) { _ = try await cache.messages.loadLatest(in: channelURL, limit: 10) }
         storm.add("MessageStore.load(in:before:limit:)", &random) {

@@ -71,6 +71,7 @@ actor LivenessOutbox: LivenessFamily {
 
         var storm = LivenessStorm()
         storm.listen("Outbox.events", count: 2 + random.next(3), &random) { outbox.events() }
+        for _ in 0..<2 { storm.churn("Outbox.events (churned)", times: 30, &random) { outbox.events() } }
         storm.add("Outbox.send", &random) { try await outbox.send(message, requestID: "round-\(number)") }
         storm.add("Outbox.entries", &random) { _ = try await outbox.entries() }
         storm.add("Outbox.entries(in:)", &random) { _ = try await outbox.entries(in: message.channelURL) }

@@ -41,6 +41,7 @@ actor LivenessUsers: LivenessFamily {
 
         var storm = LivenessStorm()
         storm.listen("UserDirectory.events", count: 2 + random.next(3), &random) { directory.events }
+        for _ in 0..<2 { storm.churn("UserDirectory.events (churned)", times: 30, &random) { directory.events } }
         storm.add("UserDirectory.users(withIDs:)", &random) { _ = try await directory.users(withIDs: first) }
         storm.add("UserDirectory.users(withIDs:)", &random) { _ = try await directory.users(withIDs: second) }
         storm.add("UserDirectory.cachedUsers(withIDs:)", &random) { _ = try await directory.cachedUsers(withIDs: cached) }

@@ -74,7 +74,7 @@ final class LivenessWorld: Sendable {
         }
     }
 
-    /// A writer: one change, a pause of 0.3–2 ms, again, until cancelled.
+    /// A writer: one change, a pause of 1–4 ms, again, until cancelled.
     private static func write(_ writer: Writer, cache: LivenessCache, server: SimulatedChatServer, seed: UInt64) -> Task<Void, Never> {
         Task.detached {
             var random = XorShift(seed: seed)
@@ -112,7 +112,7 @@ final class LivenessWorld: Sendable {
                 case .outbox:
                     _ = try? await cache.outbox.send(message, requestID: "writer-\(seed)-\(count)")
                 }
-                try? await Task.sleep(for: .microseconds(300 + random.next(1_700)))
+                try? await Task.sleep(for: .microseconds(1_000 + random.next(3_000)))
             }
         }
     }
@@ -136,11 +136,27 @@ struct LivenessStorm {
         }
     }
 
-    /// Runs every call at once (several tasks, on every core), and returns when each ended.
+    /// Adds a task that starts a loop over a stream `stream` makes, cancels
+    /// it within 3 ms, and again, `times` times: a view that comes and goes
+    /// while events flow (each loop is timed like any cancelled call).
+    mutating func churn<S: AsyncSequence & Sendable>(
+        _ name: String, times: Int, _ random: inout XorShift, _ stream: @escaping @Sendable () -> S
+    ) {
+        churns.append((name, (0..<times).map { _ in .microseconds(random.next(3_000)) }, { for try await _ in stream() {} }))
+    }
+
+    private var churns = [(name: String, delays: [Duration], body: @Sendable () async throws -> Void)]()
+
+    /// Runs every call and churn at once (several tasks, on every core), and returns when each ended.
     func run(_ stopwatch: LivenessStopwatch) async {
         await withTaskGroup(of: Void.self) { group in
             for call in calls {
                 group.addTask { await stopwatch.cancel(call.name, after: call.delay, call.body) }
+            }
+            for churn in churns {
+                group.addTask {
+                    for delay in churn.delays { await stopwatch.cancel(churn.name, after: delay, churn.body) }
+                }
             }
         }
     }
