@@ -28,27 +28,27 @@ import Testing
 
     @Test(.timeLimit(.minutes(10)))
     func collectionsAnswerWhileTheirListenersAndCallsAreCancelled() async throws {
-        try await campaign("collections", rounds: Self.rounds(120))
+        try await campaign("collections", rounds: Self.rounds(40))
     }
 
     @Test(.timeLimit(.minutes(10)))
     func outboxAndDeliveryAnswerWhileTheirListenersAndCallsAreCancelled() async throws {
-        try await campaign("outbox", rounds: Self.rounds(120))
+        try await campaign("outbox", rounds: Self.rounds(60))
     }
 
     @Test(.timeLimit(.minutes(10)))
     func userDirectoryAnswersWhileItsListenersAndLookupsAreCancelled() async throws {
-        try await campaign("users", rounds: Self.rounds(150))
+        try await campaign("users", rounds: Self.rounds(100))
     }
 
     @Test(.timeLimit(.minutes(10)))
     func storesAnswerWhileObservationsAndCallsAreCancelled() async throws {
-        try await campaign("observation", rounds: Self.rounds(150))
+        try await campaign("observation", rounds: Self.rounds(50))
     }
 
     @Test(.timeLimit(.minutes(10)))
     func modelsAnswerWhileTheirCallsAreCancelled() async throws {
-        try await campaign("models", rounds: Self.rounds(100))
+        try await campaign("models", rounds: Self.rounds(40))
     }
 
     /// Runs one family's campaign in a watched child, and fails on a hang or a violated check.
