@@ -24,6 +24,9 @@ final class CacheEngine: @unchecked Sendable {
     /// The folder's observers in this process: told of every change that lands, in memory or on disk.
     let hub: ChangeHub
 
+    // Lock rule (docs/reliability.md, "Liveness"): held only to read or change what memory knows,
+    // never across disk work; nothing is resumed, yielded or called out while it is held (the
+    // ChangeHub fires on its own queue). Taken inside a file's stripe lock, never the other way round.
     private let lock = NSLock()
     // Guarded by `lock`.
     private var files = [String: any EngineFile]()
