@@ -116,6 +116,8 @@ struct CacheOptions: ParsableArguments {
 
 /// The damaged files a read command met, reported when it ends.
 final class DamagedFiles: @unchecked Sendable {
+    // Lock rule (docs/reliability.md, "Liveness"): held only to read or change the fields it guards;
+    // nothing is resumed, yielded or called out while it is held.
     private let lock = NSLock()
     private var files = [DamagedFile]()
 

@@ -59,6 +59,28 @@ import Testing
         #expect(try onDisk() == Fixtures.messages(3) + [sent])
     }
 
+    /// Issue 31, finding 6: `CacheTier.memory` says a memory-only save changes what this cache's
+    /// loads return; into a channel never loaded, a memory-only load missed it.
+    @Test func aMemoryOnlySaveIntoAChannelNeverLoadedIsSeenByMemoryOnlyLoads() async throws {
+        try open().messages.replaceNow(Fixtures.messages(3), in: Self.url)
+        let before = try Data(contentsOf: messageFile)
+        let cache = try open()
+        let memory = cache.messages.using(.memory)
+        let draft = Fixtures.message(4, at: 4_000, text: "only in memory")
+        try await memory.save([draft])
+        #expect(try await memory.loadIfCached(in: Self.url) == Fixtures.messages(3) + [draft])
+        #expect(try await memory.loadLatest(in: Self.url, limit: 2).map(\.messageID) == [3, 4])
+        #expect(try cache.messages.using(.memory).loadIfCachedNow(in: Self.url) == Fixtures.messages(3) + [draft])
+        #expect(try Data(contentsOf: messageFile) == before)
+        // The blocking twin, into a channel with no file at all.
+        let other = "sendbird_group_channel_never_cached"
+        let first = ChatMessage(messageID: 7, channelURL: other, createdAt: 7_000, text: "draft")
+        try cache.messages.using(.memory).saveNow([first])
+        #expect(try await memory.loadIfCached(in: other) == [first])
+        try await cache.close()
+        #expect(try ChatCache<ChatMessage, ChatChannel, ChatUser>(directory: folder.url).messages.loadIfCachedNow(in: other) == nil)
+    }
+
     @Test func aMemoryOnlyChangeLeavesWithItsFileUnderMemoryPressure() async throws {
         let cache = try open(memoryLimit: 0)
         try cache.messages.replaceNow(Fixtures.messages(3), in: Self.url)

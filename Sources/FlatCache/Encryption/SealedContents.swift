@@ -20,6 +20,8 @@ final class SealedContents: @unchecked Sendable {
         var keyID: String
     }
 
+    // Lock rule (docs/reliability.md, "Liveness"): held only to read or change the fields it guards;
+    // nothing is resumed, yielded or called out while it is held.
     private let lock = NSLock()
     private var entries = [String: Entry]()  // guarded by `lock`
 

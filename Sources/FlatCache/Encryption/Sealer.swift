@@ -133,6 +133,8 @@ struct Sealer: Sendable, Hashable {
 
 /// Counts nonces for golden files (``Sealer/NonceSource/counter(_:)``): never in an app.
 final class NonceCounter: @unchecked Sendable, Hashable {
+    // Lock rule (docs/reliability.md, "Liveness"): held only to read or change the fields it guards;
+    // nothing is resumed, yielded or called out while it is held.
     private let lock = NSLock()
     private var value: UInt64  // guarded by `lock`
 

@@ -39,6 +39,7 @@ enum BlockingWork {
 
     /// Hands out indices, each once.
     private final class Counter: @unchecked Sendable {
+        // Lock rule: held only to read or change `value`; nothing is called out under it.
         private let lock = NSLock()
         private var value = 0  // guarded by lock
 
@@ -54,6 +55,7 @@ enum BlockingWork {
 
 /// Slots filled from several threads, each slot by one: a result per index of a ``BlockingWork/forEach(_:width:_:)``.
 final class Slots<Element>: @unchecked Sendable {
+    // Lock rule: held only to read or change one slot; nothing is called out under it.
     private let lock = NSLock()
     private var elements: [Element]  // guarded by lock
 

@@ -24,6 +24,9 @@ final class CacheEngine: @unchecked Sendable {
     /// The folder's observers in this process: told of every change that lands, in memory or on disk.
     let hub: ChangeHub
 
+    // Lock rule (docs/reliability.md, "Liveness"): held only to read or change what memory knows,
+    // never across disk work; nothing is resumed, yielded or called out while it is held (the
+    // ChangeHub fires on its own queue). Taken inside a file's stripe lock, never the other way round.
     private let lock = NSLock()
     // Guarded by `lock`.
     private var files = [String: any EngineFile]()
@@ -199,7 +202,12 @@ final class CacheEngine: @unchecked Sendable {
     ) async throws(FlatCacheError) -> SaveResult {
         switch tier {
         case .memory:
-            for (file, change) in changes { addMemoryOnly(change, to: file, rule: rule) }
+            for (file, change) in changes {
+                if case .none = try memoryHit(file, as: R.self) {
+                    try await reading { () throws(FlatCacheError) in try self.readIntoMemory(file, rule: rule) }
+                }
+                addMemoryOnly(change, to: file, rule: rule)
+            }
             return SaveResult()
         case .disk:
             return try await writing { () throws(FlatCacheError) in
@@ -224,7 +232,15 @@ final class CacheEngine: @unchecked Sendable {
         }
     }
 
-    /// Adds `change` to `file` for memory only (``CacheTier/memory``): never written.
+    /// Makes memory hold `file` as it is on disk (read when memory does not
+    /// hold it current), so that a memory-only change applies over what the
+    /// file holds and a memory-only load sees it. Blocks.
+    func readIntoMemory<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>?) throws(FlatCacheError) {
+        let _: [R]? = try records(file, rule: rule, tier: .memoryAndDisk)
+    }
+
+    /// Adds `change` to `file` for memory only (``CacheTier/memory``): never
+    /// written. Memory is to hold the file already (``readIntoMemory(_:rule:)``).
     func addMemoryOnly<R: CacheRecord>(_ change: Change<R>, to file: RecordFile, rule: AppendRule<R>? = nil) {
         locked {
             let entry = self.entry(file, rule: rule)
@@ -302,6 +318,7 @@ final class CacheEngine: @unchecked Sendable {
     ) throws(FlatCacheError) -> (outcome: RecordFile.WriteOutcome?, dropped: Int) {
         switch tier {
         case .memory:
+            try readIntoMemory(file, rule: rule)
             addMemoryOnly(change, to: file, rule: rule)
             return (nil, 0)
         case .disk:

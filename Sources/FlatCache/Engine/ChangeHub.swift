@@ -9,8 +9,15 @@ import Foundation
 /// change came, however many, until its observer reads the value again.
 /// Another process's writes reach nobody here: an observer sees them with
 /// the next change made in this process.
+///
+/// Lock rule: the engine tells of a change while it may hold the file's
+/// lock (a write settles under it), so signals are fired on the hub's own
+/// queue, never on the caller's thread: no waiting task is resumed while a
+/// lock is held, and `lock` itself is never held across a fire.
 final class ChangeHub: @unchecked Sendable {
     private let lock = NSLock()
+    /// Where signals are fired: off the caller's thread and its locks, in the order told.
+    private let firing = DispatchQueue(label: "FlatCache.ChangeHub")
     // Guarded by `lock`.
     private var signals = [String: [ObjectIdentifier: ChangeSignal]]()
     private var count = 0
@@ -60,7 +67,7 @@ final class ChangeHub: @unchecked Sendable {
             guard count > 0, let listening = signals[path] else { return [] }
             return Array(listening.values)
         }
-        for signal in fired { signal.fire() }
+        fire(fired)
     }
 
     /// The files at `paths` changed.
@@ -81,11 +88,19 @@ final class ChangeHub: @unchecked Sendable {
     /// Every file may have changed (the folder was emptied).
     func changedEverything() {
         let fired = lock.withLock { signals.values.flatMap(\.values) }
-        for signal in fired { signal.fire() }
+        fire(fired)
+    }
+
+    private func fire(_ fired: [ChangeSignal]) {
+        guard !fired.isEmpty else { return }
+        firing.async { for signal in fired { signal.fire() } }
     }
 }
 
 /// What an observer waits on: whether its file changed since it last read it.
+///
+/// Lock rule: `lock` guards the flags and waiters only; waiters are resumed
+/// after it is released (a cancelled waiter's handler takes it).
 final class ChangeSignal: @unchecked Sendable {
     /// The file it listens to.
     let path: String

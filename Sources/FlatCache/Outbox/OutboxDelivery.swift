@@ -40,9 +40,17 @@ public actor OutboxDelivery<Sender: MessageSender> {
     private var workers = [String: Task<Void, Never>]()
     /// Channels with an entry queued or retried while their worker was busy: it looks again before it ends.
     private var lookAgain = Set<String>()
+    /// How many retries (``Outbox/retry(_:with:)``) each channel's entries had: a send that fails
+    /// after one does not wait out its backoff.
+    private var retries = [String: Int]()
     private var pauses = [Int: Pause]()
     private var nextPause = 0
     private var isStopped = false
+    /// Runs after a failed send is recorded, before its backoff: tests widen that moment with it.
+    private var beforeBackoff: (@Sendable () async -> Void)?
+
+    /// Sets ``beforeBackoff`` (tests).
+    func setBeforeBackoff(_ hook: (@Sendable () async -> Void)?) { beforeBackoff = hook }
 
     /// A wait before sending again, ended by its timer or, when `interruptible`, by ``resume()``.
     private struct Pause {
@@ -78,7 +86,7 @@ public actor OutboxDelivery<Sender: MessageSender> {
             await self?.wakeEveryChannel()
             for await event in events {
                 guard let self, !Task.isCancelled else { return }
-                if Self.bringsWork(event) { await self.wake(event.entry.channelURL) }
+                if Self.bringsWork(event) { await self.wake(event.entry.channelURL, retried: Self.isRetry(event)) }
             }
         }
     }
@@ -99,8 +107,10 @@ public actor OutboxDelivery<Sender: MessageSender> {
         var iterator = events.makeAsyncIterator()
         while try await outbox.entries().contains(where: { !$0.isFailed }) {
             try Task.checkCancellation()
-            // Every change is an event: wait for the next, then look again.
-            guard await iterator.next() != nil else { return }
+            // Every change is an event: wait for the next, then look again. The outbox's
+            // events never end on their own: a stream that ended means this task was
+            // cancelled, and entries still wait (returning would say they were sent).
+            guard await iterator.next() != nil else { throw CancellationError() }
         }
     }
 
@@ -138,9 +148,16 @@ public actor OutboxDelivery<Sender: MessageSender> {
         }
     }
 
+    /// Whether `event` is an entry made pending again by ``Outbox/retry(_:with:)``
+    /// (a pending entry with no failure noted: only a retry writes one after queuing).
+    private static func isRetry(_ event: OutboxEvent<Message>) -> Bool {
+        if case .changed(let entry) = event, case .pending = entry.state { entry.lastFailure == nil } else { false }
+    }
+
     /// Makes sure the channel's entries are being sent: a worker started, or the running one told to look again.
-    private func wake(_ channelURL: String) {
+    private func wake(_ channelURL: String, retried: Bool = false) {
         guard !isStopped else { return }
+        if retried { retries[channelURL, default: 0] += 1 }
         if workers[channelURL] != nil {
             lookAgain.insert(channelURL)
             for (id, pause) in pauses where pause.channelURL == channelURL && pause.interruptible { endPause(id) }
@@ -179,6 +196,7 @@ public actor OutboxDelivery<Sender: MessageSender> {
     /// Sends one entry and records what happened; `false` after a failure
     /// retrying can help (then it has waited its backoff: the `failures`th in a row).
     private func send(_ waiting: OutboxEntry<Message>, failures: Int) async throws(FlatCacheError) -> Bool {
+        let retriesBefore = retries[waiting.channelURL, default: 0]
         guard let entry = try await outbox.beginSending(waiting.requestID) else { return true }
         let copy: Message
         do {
@@ -191,10 +209,13 @@ public actor OutboxDelivery<Sender: MessageSender> {
                 return true
             }
             try await outbox.sendFailed(entry.requestID, failure: failure.description, forGood: false)
+            await beforeBackoff?()
             if case .rateLimited(let delay) = failure {
                 await pause(entry.channelURL, for: delay, interruptible: false)
             } else {
-                await pause(entry.channelURL, for: retryPolicy.delay(afterFailures: failures), interruptible: true)
+                await pause(
+                    entry.channelURL, for: retryPolicy.delay(afterFailures: failures), interruptible: true,
+                    unlessRetriedSince: retriesBefore)
             }
             return false
         }
@@ -214,8 +235,13 @@ public actor OutboxDelivery<Sender: MessageSender> {
 
     // MARK: - Waiting
 
-    private func pause(_ channelURL: String, for delay: Duration, interruptible: Bool) async {
+    private func pause(
+        _ channelURL: String, for delay: Duration, interruptible: Bool, unlessRetriedSince retriesBefore: Int? = nil
+    ) async {
         guard !isStopped, !Task.isCancelled else { return }
+        // An entry retried since the send began (its event came before this pause could be
+        // ended by it): the pause must not start, or the retry would wait out the old backoff.
+        if interruptible, let retriesBefore, retries[channelURL, default: 0] != retriesBefore { return }
         let id = nextPause
         nextPause += 1
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -18,6 +18,9 @@ final class CachePolicy: @unchecked Sendable {
     let storage: RecordStorage
     var logger: Logger { storage.logger }
 
+    // Lock rule (docs/reliability.md, "Liveness"): held only to read or change the fields it guards,
+    // sometimes inside a file's stripe lock (never the other way round); nothing is resumed, yielded
+    // or called out while it is held.
     private let lock = NSLock()
     // Guarded by `lock`.
     private var counts = Counts()

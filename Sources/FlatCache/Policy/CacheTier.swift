@@ -16,7 +16,9 @@ public enum CacheTier: Sendable, Hashable, CaseIterable {
 
     /// Memory only: a load is answered from memory or is a miss (`nil`,
     /// `[]`), never reading a file; a save changes what this cache's loads
-    /// return and never writes a file. What such a save changed is gone
+    /// return, memory-only loads included, and never writes a file. (A save
+    /// into a file memory does not hold reads it first, once, so that its
+    /// change applies over what the file holds.) What such a save changed is gone
     /// when the file leaves memory (the memory budget) and when a save that
     /// writes the file comes; until then it applies over whatever the file
     /// holds, another process's writes included. A memory-only save works on

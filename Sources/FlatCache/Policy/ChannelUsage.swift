@@ -59,6 +59,8 @@ final class ChannelUsage: @unchecked Sendable {
     /// `usage.lines` at the cache root.
     let file: RecordFile
 
+    // Lock rule (docs/reliability.md, "Liveness"): held only to read or change the fields it guards;
+    // nothing is resumed, yielded or called out while it is held.
     private let lock = NSLock()
     // Guarded by `lock`.
     private var times = [String: Times]()

@@ -25,6 +25,8 @@ enum FaultInjection {
         var maximumWriteSize: Int?
     }
 
+    // Lock rule (docs/reliability.md, "Liveness"): held only to read or change the fields it guards;
+    // nothing is resumed, yielded or called out while it is held.
     private static let lock = NSLock()
     // Guarded by `lock`.
     nonisolated(unsafe) private static var faults = [Fault]()

@@ -12,6 +12,9 @@ import Foundation
 /// same one. An operation takes one stripe at a time; ``withAllLocks(_:)``
 /// takes them all, in order, so the two can never deadlock.
 final class LockStripes: Sendable {
+    // Lock rule (docs/reliability.md, "Liveness"): a stripe is held across a file's disk work, so
+    // under it no continuation is resumed, no stream yielded and no code of the app's run; the
+    // engine's lock and the policy's may be taken inside a stripe, never a stripe inside them.
     private let locks: [NSLock]
     /// The folder's sweep lock within this process (see ``withSweepLock(_:)``).
     private let sweepLock = NSLock()

@@ -68,6 +68,8 @@ final class StoreObserver<R: CacheRecord>: @unchecked Sendable {
     private let hub: ChangeHub
     private let signal: ChangeSignal
     private let read: @Sendable () async throws(FlatCacheError) -> [R]
+    // Lock rule (docs/reliability.md, "Liveness"): held only to read or change the fields it guards;
+    // nothing is resumed, yielded or called out while it is held.
     private let lock = NSLock()
     // Guarded by `lock`; only one `next()` runs at a time (the stream's iterator calls it).
     private var last: [R]?

@@ -19,6 +19,8 @@ enum CancellableWait {
 
     /// Resumes its continuation once: with the task's result, or the cancellation, whichever comes first.
     private final class Waiter<T: Sendable>: @unchecked Sendable {
+        // Lock rule (docs/reliability.md, "Liveness"): the continuation is taken out under the lock
+        // and resumed after it is released (the cancellation handler takes it).
         private let lock = NSLock()
         // Guarded by `lock`.
         private var continuation: CheckedContinuation<T, any Error>?
