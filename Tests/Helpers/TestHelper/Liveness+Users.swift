@@ -5,7 +5,7 @@ import Foundation
 /// `liveness <folder> users ...`: the user directory. Each round cancels, at
 /// random moments, loops over `UserDirectory.events` and its lookups
 /// (`users(withIDs:)`, `cachedUsers(withIDs:)`, `settled()`), while profiles
-/// change on the server and in the cache and a 20 ms `maxAge` keeps
+/// change on the server and in the cache and a 5 ms `maxAge` keeps
 /// refreshes going in the background; then the directory must still answer.
 /// A new directory every 15 rounds.
 actor LivenessUsers: LivenessFamily {
@@ -20,7 +20,7 @@ actor LivenessUsers: LivenessFamily {
     }
 
     private static func directory(_ world: LivenessWorld) -> UserDirectory<ChatUser> {
-        UserDirectory(users: world.cache.users, source: world.server, maxAge: .milliseconds(20))
+        UserDirectory(users: world.cache.users, source: world.server, maxAge: .milliseconds(5))
     }
 
     /// Up to 8 ids, some of them unknown to the server.
@@ -46,6 +46,12 @@ actor LivenessUsers: LivenessFamily {
         storm.add("UserDirectory.users(withIDs:)", &random) { _ = try await directory.users(withIDs: second) }
         storm.add("UserDirectory.cachedUsers(withIDs:)", &random) { _ = try await directory.cachedUsers(withIDs: cached) }
         storm.add("UserDirectory.settled", &random) { await directory.settled() }
+        // Lookups one after another through the storm: background fetches and refreshes keep events coming.
+        let many = (0..<20).map { _ in Self.someIDs(&random) }
+        let counter = Counter()
+        storm.again("UserDirectory.cachedUsers(withIDs:) (again)", times: many.count, &random) {
+            _ = try await directory.cachedUsers(withIDs: many[counter.next() % many.count])
+        }
         await storm.run(stopwatch)
 
         // Everything still answers.

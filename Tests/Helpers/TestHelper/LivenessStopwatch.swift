@@ -130,6 +130,19 @@ final class LivenessStopwatch: @unchecked Sendable {
     }
 }
 
+/// A number that goes up by one at each ``next()``, from any thread.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0  // guarded by lock
+
+    func next() -> Int {
+        lock.withLock {
+            value += 1
+            return value
+        }
+    }
+}
+
 /// A flag set once, read from any thread.
 final class Flag: @unchecked Sendable {
     private let lock = NSLock()

@@ -142,7 +142,12 @@ struct LivenessStorm {
     mutating func churn<S: AsyncSequence & Sendable>(
         _ name: String, times: Int, _ random: inout XorShift, _ stream: @escaping @Sendable () -> S
     ) {
-        churns.append((name, (0..<times).map { _ in .microseconds(random.next(3_000)) }, { for try await _ in stream() {} }))
+        again(name, times: times, &random) { for try await _ in stream() {} }
+    }
+
+    /// Adds a task that starts `body`, cancels it within 3 ms, and again, `times` times.
+    mutating func again(_ name: String, times: Int, _ random: inout XorShift, _ body: @escaping @Sendable () async throws -> Void) {
+        churns.append((name, (0..<times).map { _ in .microseconds(random.next(3_000)) }, body))
     }
 
     private var churns = [(name: String, delays: [Duration], body: @Sendable () async throws -> Void)]()
