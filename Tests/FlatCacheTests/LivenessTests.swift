@@ -51,6 +51,30 @@ import Testing
         try await campaign("models", rounds: Self.rounds(40))
     }
 
+    /// The watchdog itself: a child that stops printing (`hold` prints
+    /// "holding", then sleeps a minute) is stopped after its heartbeat
+    /// passes, with its threads' stacks, instead of hanging the test.
+    @Test(.timeLimit(.minutes(2)))
+    func aChildThatFallsSilentIsStoppedWithItsStacks() async throws {
+        // Given a child that says one line, then nothing for a minute
+        let folder = try TemporaryFolder()
+        try Data().write(to: folder.appending("format"))
+        let clock = ContinuousClock()
+        let started = clock.now
+
+        // When it is watched with a 2 s heartbeat
+        let outcome = try await ChildWatchdog.run(
+            Executables.url("flatcache-test-helper"), ["hold", folder.url.path, "60"], heartbeat: .seconds(2),
+            budget: .seconds(50))
+
+        // Then it was stopped long before its minute, with its stacks taken
+        #expect(outcome.lines == ["holding"])
+        #expect(outcome.hang?.hasPrefix("no heartbeat for") == true, "\(outcome.hang ?? "no hang seen")")
+        #expect(outcome.status == SIGKILL)
+        #expect(clock.now - started < .seconds(50))
+        #expect(outcome.stacks?.contains("holdEveryLock") == true, "\(outcome.stacks?.prefix(2_000) ?? "no stacks")")
+    }
+
     /// Runs one family's campaign in a watched child, and fails on a hang or a violated check.
     private func campaign(_ family: String, rounds: Int) async throws {
         let folder = try TemporaryFolder()
