@@ -12,7 +12,7 @@ import Foundation
 ///   (one file each, `Liveness+<Family>.swift`).
 /// - `rounds`: a number of rounds, or `<n>s` for as many rounds as fit in `n` seconds.
 /// - `bound ms`: how long a cancelled call may take to end, and a call after
-///   the storm to answer; 5,000 by default.
+///   the storm to answer; 10,000 by default.
 ///
 /// Standard output, one line per event, each in one write:
 /// `round <n> cancels <c> max-end-ms <ms>` after each round (the heartbeat),
@@ -30,7 +30,7 @@ enum Liveness {
         let limit = arguments[5]
         let rounds = limit.hasSuffix("s") ? nil : Int(limit)
         let seconds = limit.hasSuffix("s") ? Double(limit.dropLast()) : nil
-        let boundMilliseconds = arguments.count == 7 ? Int(arguments[6]) : 5_000
+        let boundMilliseconds = arguments.count == 7 ? Int(arguments[6]) : 10_000
         guard rounds != nil || seconds != nil, let boundMilliseconds, boundMilliseconds > 0 else {
             fail("bad rounds or bound", status: 2)
         }
