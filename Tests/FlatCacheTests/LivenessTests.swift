@@ -40,7 +40,7 @@ import Testing
 
     @Test(.timeLimit(.minutes(10)))
     func userDirectoryAnswersWhileItsListenersAndLookupsAreCancelled() async throws {
-        try await campaign("users", rounds: Self.rounds(60))
+        try await campaign("users", rounds: Self.rounds(150))
     }
 
     @Test(.timeLimit(.minutes(10)))
@@ -50,7 +50,7 @@ import Testing
 
     @Test(.timeLimit(.minutes(10)))
     func modelsAnswerWhileTheirCallsAreCancelled() async throws {
-        try await campaign("models", rounds: Self.rounds(30))
+        try await campaign("models", rounds: Self.rounds(60))
     }
 
     /// The watchdog itself: a child that stops printing (`hold` prints
