@@ -75,7 +75,9 @@ import Testing
         #expect(outcome.hang?.hasPrefix("no heartbeat for") == true, "\(outcome.hang ?? "no hang seen")")
         #expect(outcome.status == SIGKILL)
         #expect(clock.now - started < .seconds(50))
+        #if os(Linux)  // gdb is on the Linux machines that run the suite
         #expect(outcome.stacks?.contains("holdEveryLock") == true, "\(outcome.stacks?.prefix(2_000) ?? "no stacks")")
+        #endif
     }
 
     /// Runs one family's campaign in a watched child, and fails on a hang or a violated check.

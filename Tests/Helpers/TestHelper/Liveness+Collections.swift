@@ -8,7 +8,8 @@ import Foundation
 /// fresh ones, and every `async` call of both (`start`, `loadPrevious`,
 /// `loadNext`, `sync`, `dispose`), while saves, live messages and outbox
 /// deliveries flow; then every collection must still answer, and `dispose`
-/// must end a loop over its events.
+/// must end a loop over its events. Every 10 rounds, a call cancelled while
+/// it waits in line behind a slow one must end first (it leaves the line).
 actor LivenessCollections: LivenessFamily {
     private let world: LivenessWorld
     private let stopwatch: LivenessStopwatch
@@ -82,6 +83,30 @@ actor LivenessCollections: LivenessFamily {
         await stopwatch.answer("ChannelListCollection.dispose") { await freshList.dispose() }
         await stopwatch.answer("MessageCollection.events (disposed: ends)") { for await _ in fresh.events {} }
         await stopwatch.answer("ChannelListCollection.events (disposed: ends)") { for await _ in freshList.events {} }
+        if number % 10 == 5, !Liveness.skips("line") { await checkCancelledCallLeavesTheLine(kept) }
+    }
+
+    /// A call cancelled while it waits in line for the collection's turn ends
+    /// before the call ahead of it, which waits 1 s for the server: it leaves
+    /// the line ("a cancelled call ends at once", DocC: Observing changes).
+    private func checkCancelledCallLeavesTheLine(_ kept: MessageCollection<ChatMessage>) async {
+        await world.server.setLatency(.seconds(1))
+        let aheadEnded = Flag()
+        let ahead = Task {
+            _ = try? await kept.sync()
+            aheadEnded.set()
+        }
+        try? await Task.sleep(for: .milliseconds(50))  // the sync is in line first, or has the turn
+        await stopwatch.cancel("MessageCollection.loadPrevious (in line behind a slow sync)", after: .milliseconds(20)) {
+            _ = try await kept.loadPrevious()
+        }
+        let waitedForTheCallAhead = aheadEnded.isSet
+        await world.server.setLatency(.zero)
+        await stopwatch.answer("MessageCollection.sync (slow, ahead in line)") { await ahead.value }
+        if waitedForTheCallAhead {
+            Liveness.violation(
+                "MessageCollection.loadPrevious cancelled while in line ended only after the call ahead of it (a sync waiting 1 s for the server)")
+        }
     }
 
     func finish() async throws {

@@ -85,7 +85,7 @@ enum Liveness {
 
     /// Whether the environment variable `FLATCACHE_LIVENESS_SKIP` (names
     /// separated by commas) skips the check `name` (`waitUntilSent`,
-    /// `retry`): to see what else a campaign finds while a known bug stands.
+    /// `retry`, `line`): to see what else a campaign finds while a known bug stands.
     static func skips(_ name: String) -> Bool {
         (ProcessInfo.processInfo.environment["FLATCACHE_LIVENESS_SKIP"] ?? "").split(separator: ",").contains { $0 == name }
     }
