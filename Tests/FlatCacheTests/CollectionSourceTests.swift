@@ -56,6 +56,30 @@ import FlatCacheTesting
         }
     }
 
+    /// A call waiting in line behind another that waits for a slow server leaves the line when
+    /// its task is cancelled (without it, it waited the other call's 120 s answer).
+    @Test func aCallWaitingItsTurnLeavesTheLineWhenCancelled() async throws {
+        let cache = try await Cache.open(directory: folder.url)
+        await server.send((1...40).map { message($0) })
+        let collection = try MessageCollection(channelURL: channel, store: cache.messages, source: server, pageSize: 10)
+        try await collection.start()
+        await server.setLatency(.seconds(120))
+        let slow = Task { try await collection.sync() }
+        try await Task.sleep(for: .milliseconds(50))
+        let waiting = Task { try await collection.loadPrevious() }
+        try await Task.sleep(for: .milliseconds(50))
+        let cancelled = ContinuousClock.now
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(ContinuousClock.now - cancelled < .seconds(60))
+        // The line goes on: the slow call still has its turn, and the next waits behind it.
+        slow.cancel()
+        await #expect(throws: CancellationError.self) { try await slow.value }
+        await server.setLatency(.zero)
+        try await collection.loadPrevious()
+        #expect(await collection.messages.count == 20)
+    }
+
     @Test func cancellingAChannelListSyncThrowsCancellationError() async throws {
         let cache = try await Cache.open(directory: folder.url)
         let list = try ChannelListCollection(store: cache.channels, source: server)
