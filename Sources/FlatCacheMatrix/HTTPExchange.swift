@@ -16,12 +16,17 @@ import FoundationNetworking
 /// it resumes the caller with `CancellationError` at once and leaves
 /// `URLSessionTask.cancel()` to a serial queue of its own, which holds no
 /// task's lock. Measured with `flatcache-test-helper cancel-storm` (200 long
-/// polls cancelled as their answers arrive, 5 rounds a run, 10 runs):
-/// `data(for:)` deadlocked in RUNS_BEFORE of 10 runs; this exchange in 0 of 10.
+/// polls held by a local server, then answered and cancelled at the same
+/// moments; 5 rounds a run, 10 runs, Swift 6.3.1 on 2 cores):
+/// `data(for:)` deadlocked in 10 of 10 runs, each in its first round; this
+/// exchange in 0 of 10 (50 rounds, 10,000 cancellations, about 3 s a run).
+/// A Foundation workaround was preferred to another HTTP stack: it keeps
+/// URLSession's proxies, TLS and configuration, and adds no dependency.
 ///
 /// Why a deadline of its own: URLSession's `timeoutInterval` is an idle
-/// timeout (it restarts with each byte that comes), so a server that
-/// trickles bytes would hold a request forever. The deadline ends the
+/// timeout (it restarts with each byte that comes): a server trickling a byte
+/// a second held a request whose `timeoutInterval` was 3 s for 30.1 s, until
+/// its whole body had come. The deadline ends the
 /// exchange with `URLError(.timedOut)` after `timeout` seconds whatever the server does.
 enum HTTPExchange {
     /// Where `URLSessionTask.cancel()` runs: never on a thread that cancels a Swift task.
