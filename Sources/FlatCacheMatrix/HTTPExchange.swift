@@ -41,10 +41,12 @@ enum HTTPExchange {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
-                    if let data, let response {
-                        pending.finish(.success((data, response)))
+                    if let error {
+                        pending.finish(.failure(error))
+                    } else if let response {
+                        pending.finish(.success((data ?? Data(), response)))
                     } else {
-                        pending.finish(.failure(error ?? URLError(.badServerResponse)))
+                        pending.finish(.failure(URLError(.badServerResponse)))
                     }
                 }
                 guard pending.start(continuation, task: task) else { return }
