@@ -20,6 +20,8 @@ import FoundationNetworking
 /// moments; 5 rounds a run, 10 runs, Swift 6.3.1 on 2 cores):
 /// `data(for:)` deadlocked in 10 of 10 runs, each in its first round; this
 /// exchange in 0 of 10 (50 rounds, 10,000 cancellations, about 3 s a run).
+/// One request a round, 200 rounds a run, 5 runs: `data(for:)` deadlocked
+/// in every run, after 0, 2, 0, 7 and 0 rounds; this exchange finished all 1,000.
 /// A Foundation workaround was preferred to another HTTP stack: it keeps
 /// URLSession's proxies, TLS and configuration, and adds no dependency.
 ///
