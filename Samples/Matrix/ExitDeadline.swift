@@ -8,9 +8,10 @@ import Foundation
 /// The bound on how long the tool takes to stop, kept by force: once armed,
 /// the process exits with status 3 after that many seconds, whatever is
 /// still running (a request stuck in the network stack, a collection that
-/// does not dispose). Every write FlatCache made before is safe on disk (the
-/// cache survives being killed at any point); what was not yet sent stays
-/// queued in the outbox for the next run.
+/// does not dispose). By then every save is on disk (an `async` save waits
+/// the cache's write delay, 100 ms by default, and the folder survives being
+/// killed at any point), and the outbox is written before anything is sent:
+/// what was not sent stays queued for the next run.
 enum ExitDeadline {
     /// How long stopping may take: disposing collections and the outbox's delivery, and closing the cache.
     static let stopping = 10
