@@ -90,7 +90,7 @@ let package = Package(
         // A second process for the tests (two processes on one cache folder); not a product.
         .executableTarget(
             name: "flatcache-test-helper",
-            dependencies: ["FlatCache"],
+            dependencies: ["FlatCache", "FlatCacheMatrix"],
             path: "Tests/Helpers/TestHelper"
         ),
         .testTarget(

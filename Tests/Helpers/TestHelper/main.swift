@@ -42,6 +42,11 @@ import Foundation
 // with `rotateKey(to:)` or `migrate(encryption:)`, and prints `changed
 // <microseconds>` (see `KeyRotation`). For kills in the middle of a key change.
 //
+// `flatcache-test-helper cancel-storm <client|raw> <rounds> <requests>`
+// cancels `requests` long polls at once as their answers arrive, `rounds`
+// times, through `MatrixClient` or `URLSession.data(for:)`, and prints `ok`
+// (see `CancelStorm`). A deadlock never ends: the test kills it.
+//
 // Exit status 2 for bad arguments, 1 for an error.
 
 func fail(_ message: String, status: Int32) -> Never {
@@ -85,7 +90,8 @@ else {
             + " | flush-churn <folder> <seed> <atomic|synchronized> <limit>"
             + " | outbox-churn <folder> <server folder> <run> <count>"
             + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>"
-            + " | save <folder> <channel> <id> | delete <folder> <channel> <id> | rekey <folder> <from> <to>", status: 2)
+            + " | save <folder> <channel> <id> | delete <folder> <channel> <id> | rekey <folder> <from> <to>"
+            + " | cancel-storm <client|raw> <rounds> <requests>", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
 do {
@@ -178,6 +184,9 @@ do {
             fail("bad run or count", status: 2)
         }
         OutboxChurn.start(folder: folder, server: URL(fileURLWithPath: arguments[3]), run: run, count: count)
+    case "cancel-storm":
+        guard let rounds = Int(arguments[3]), let requests = Int(arguments[4]) else { fail("bad numbers", status: 2) }
+        CancelStorm.run(mode: arguments[2], rounds: rounds, requests: requests)
     case "rekey":
         try KeyRotation.run(folder: folder, from: arguments[3], to: arguments[4])
     default:
