@@ -59,6 +59,8 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
 
     /// Where the last walks through `/messages` stopped, shared by copies of this source.
     let resumes = WalkResumes()
+    /// The newest pages of a first sync, shared by copies of this source (see ``prefetchNewestPages(eventsPerRoom:)``).
+    let prefetched = PrefetchedPages()
 
     /// A source for the account `client` is logged in as.
     ///
