@@ -32,28 +32,58 @@ actor AccountSync {
         directory = UserDirectory(users: cache.users, source: source)
     }
 
-    /// The channel list, then each room's collection, then the senders' profiles.
+    /// How many rooms sync at once: each may make a few requests, and a
+    /// server (or URLSession) serves only a few connections per client.
+    static let roomsAtOnce = 4
+
+    /// Every room's newest page in one `/sync` (see `MatrixSource.prefetchNewestPages`),
+    /// then the channel list, then each room's collection, ``roomsAtOnce``
+    /// at a time, then the senders' profiles. A line per room as it is cached.
     func syncOnce() async throws {
         let started = ContinuousClock.now
+        // Without it (it failed), each collection asks the server for its own page.
+        _ = try? await source.prefetchNewestPages(eventsPerRoom: min(pageSize + 21, 1_000))
         try await list.start()
         let rooms = await list.channels
         print("\(rooms.count) joined room\(rooms.count == 1 ? "" : "s")")
         var cached = 0
-        for room in rooms {
-            let collection = try await collection(for: room.roomID)
-            for _ in 0..<history where await collection.hasPrevious { try await collection.loadPrevious() }
-            let shown = await collection.messages
-            let users = try await directory.users(withIDs: shown.map(\.sender))
-            for user in users { names[user.userID] = user.nickname }
-            let total = try await cache.messages.load(in: room.roomID).count
-            cached += total
-            // A huge gap dropped what was cached before: the newest page is all there is.
-            let note = hugeGaps.contains(room.roomID) ? " (a huge gap: more than \(hugeGap) missed; only the newest page is cached)" : ""
-            print("  \(room.name) (\(room.roomID)): \(total) message\(total == 1 ? "" : "s") cached\(note)")
+        var done = 0
+        let width = String(rooms.count).count
+        try await withThrowingTaskGroup(of: (MatrixRoom, Int, String).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < rooms.count else { return }
+                let room = rooms[next]
+                next += 1
+                group.addTask { try await self.syncRoom(room) }
+            }
+            for _ in 0..<Self.roomsAtOnce { addNext() }
+            while let (room, total, note) = try await group.next() {
+                done += 1
+                cached += total
+                let counter = String(repeating: " ", count: width - String(done).count) + "\(done)/\(rooms.count)"
+                print("  [\(counter)] \(room.name) (\(room.roomID)): \(total) message\(total == 1 ? "" : "s") cached\(note)")
+                addNext()
+            }
         }
+        await source.endPrefetch()
         _ = try await cache.flush()
         let elapsed = ContinuousClock.now - started
         print("synced \(rooms.count) room\(rooms.count == 1 ? "" : "s"), \(cached) message\(cached == 1 ? "" : "s") cached, in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+    }
+
+    /// One room: its collection started, `history` older pages, its senders' profiles.
+    /// Returns the room, how many messages its cache holds, and a note for its line.
+    private func syncRoom(_ room: MatrixRoom) async throws -> (MatrixRoom, Int, String) {
+        let collection = try await collection(for: room.roomID)
+        for _ in 0..<history where await collection.hasPrevious { try await collection.loadPrevious() }
+        let shown = await collection.messages
+        let users = try await directory.users(withIDs: shown.map(\.sender))
+        for user in users { names[user.userID] = user.nickname }
+        let total = try await cache.messages.load(in: room.roomID).count
+        // A huge gap dropped what was cached before: the newest page is all there is.
+        let note = hugeGaps.contains(room.roomID) ? " (a huge gap: more than \(hugeGap) missed; only the newest page is cached)" : ""
+        return (room, total, note)
     }
 
     /// Live events until the process is interrupted (SIGINT or SIGTERM).
