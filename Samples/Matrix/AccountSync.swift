@@ -41,11 +41,13 @@ actor AccountSync {
     /// at a time, then the senders' profiles. A line per room as it is cached.
     func syncOnce() async throws {
         let started = ContinuousClock.now
+        // Twice the page and some: a page is complete once the walk is 100 ms (the source's
+        // timestampSlack) past its oldest message, which in a burst is many messages more.
         // Without it (it failed), each collection asks the server for its own page.
-        _ = try? await source.prefetchNewestPages(eventsPerRoom: min(pageSize + 21, 1_000))
+        _ = try? await source.prefetchNewestPages(eventsPerRoom: min(2 * pageSize + 21, 1_000))
         try await list.start()
         let rooms = await list.channels
-        print("\(rooms.count) joined room\(rooms.count == 1 ? "" : "s")")
+        say("\(rooms.count) joined room\(rooms.count == 1 ? "" : "s")")
         var cached = 0
         var done = 0
         let width = String(rooms.count).count
@@ -62,14 +64,14 @@ actor AccountSync {
                 done += 1
                 cached += total
                 let counter = String(repeating: " ", count: width - String(done).count) + "\(done)/\(rooms.count)"
-                print("  [\(counter)] \(room.name) (\(room.roomID)): \(total) message\(total == 1 ? "" : "s") cached\(note)")
+                say("  [\(counter)] \(room.name) (\(room.roomID)): \(total) message\(total == 1 ? "" : "s") cached\(note)")
                 addNext()
             }
         }
         await source.endPrefetch()
         _ = try await cache.flush()
         let elapsed = ContinuousClock.now - started
-        print("synced \(rooms.count) room\(rooms.count == 1 ? "" : "s"), \(cached) message\(cached == 1 ? "" : "s") cached, in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+        say("synced \(rooms.count) room\(rooms.count == 1 ? "" : "s"), \(cached) message\(cached == 1 ? "" : "s") cached, in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
     }
 
     /// One room: its collection started, `history` older pages, its senders' profiles.
@@ -88,11 +90,11 @@ actor AccountSync {
 
     /// Live events until the process is interrupted (SIGINT or SIGTERM).
     func follow() async throws {
-        print("following live events; Ctrl-C to stop")
+        say("following live events; Ctrl-C to stop")
         following = true
         printers.append(printListEvents())
         await Interrupt.wait()
-        print("interrupted")
+        say("interrupted")
     }
 
     /// Disposes the collections.
@@ -165,17 +167,17 @@ actor AccountSync {
         case .added(let messages):
             let users = (try? await directory.users(withIDs: messages.map(\.sender))) ?? []
             for user in users { names[user.userID] = user.nickname }
-            for message in messages { print("\(roomID)  + \(Format.line(message, names: names))") }
+            for message in messages { say("\(roomID)  + \(Format.line(message, names: names))") }
         case .updated(let messages):
-            for message in messages { print("\(roomID)  ~ \(Format.line(message, names: names))") }
+            for message in messages { say("\(roomID)  ~ \(Format.line(message, names: names))") }
         case .deleted(let ids):
-            for id in ids { print("\(roomID)  - \(id) redacted") }
+            for id in ids { say("\(roomID)  - \(id) redacted") }
         case .hugeGap:
-            print("\(roomID)  a huge gap: more than \(hugeGap) missed; the newest page replaces what was cached")
+            say("\(roomID)  a huge gap: more than \(hugeGap) missed; the newest page replaces what was cached")
         case .channelDeleted:
-            print("\(roomID)  left: its cached messages are gone")
+            say("\(roomID)  left: its cached messages are gone")
         case .failed(let error):
-            print("\(roomID)  failed: \(error)")
+            say("\(roomID)  failed: \(error)")
         case .cachedPage, .replaced, .prepended, .appended, .channelUpdated, .outboxAdded, .outboxChanged, .outboxConfirmed,
             .outboxCancelled:
             break
@@ -185,21 +187,28 @@ actor AccountSync {
     private func describe(_ event: ChannelListEvent<MatrixRoom>) async {
         switch event {
         case .added(let room):
-            print("room joined: \(room.name) (\(room.roomID))")
+            say("room joined: \(room.name) (\(room.roomID))")
             do {
                 _ = try await collection(for: room.roomID)
             } catch {
-                print("\(room.roomID)  failed: \(error)")
+                say("\(room.roomID)  failed: \(error)")
             }
         case .removed(let roomID):
-            print("room left: \(roomID)")
+            say("room left: \(roomID)")
             await collections.removeValue(forKey: roomID)?.dispose()
         case .failed(let error):
-            print("room list failed: \(error)")
+            say("room list failed: \(error)")
         case .cachedList, .replaced, .updated, .moved:
             break
         }
     }
+}
+
+/// Prints `line` and flushes standard output at once: into a file or a pipe
+/// (`sync --follow | tee log`), lines come as they happen, not a buffer later.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)  // every output stream (stdout is not concurrency-safe to name in Swift 6)
 }
 
 /// Waits for SIGINT or SIGTERM.

@@ -1,3 +1,4 @@
+import BenchmarkKit
 import FlatCacheMatrix
 import Foundation
 
@@ -105,7 +106,7 @@ struct AccountFirstSync {
         return query.contains { $0.name == "timeout" && $0.value != "0" }
     }
 
-    /// The prefetch's request: one `/sync`, every room's newest 71 message events.
+    /// The prefetch's request: one `/sync`, every room's newest 121 message events.
     private func oneSync(_ account: BigAccount) -> Recorded {
         var components = URLComponents()
         components.path = "/_matrix/client/v3/sync"
@@ -119,7 +120,7 @@ struct AccountFirstSync {
 
     /// The same with simplified sliding sync: one list of every room, 71 timeline events each.
     private func slidingSync(_ account: BigAccount) -> Recorded {
-        let body = #"{"lists":{"all":{"ranges":[[0,99]],"required_state":[],"timeline_limit":71}}}"#
+        let body = #"{"lists":{"all":{"ranges":[[0,99]],"required_state":[],"timeline_limit":121}}}"#
         return Recorded(
             method: "POST", path: "/_matrix/client/unstable/org.matrix.simplified_msc3575/sync",
             headers: ["Authorization": "Bearer \(account.accessToken)", "Content-Type": "application/json"],
@@ -215,18 +216,18 @@ struct AccountFirstSync {
             "|---|---|---|",
             "| Synapse answers the sync's \(replayed) requests alone (`curl`, one after the other) | \(replay.summary) | 1× |",
             "| `flatcache-matrix sync` (a new folder, the process included) | \(sync.summary) | \(String(format: "%.2f×", ratio)) |",
-            "| One `/sync`: every room's newest 71 message events (the prefetch) | \(Samples(seconds: prefetch).summary) | |",
-            "| One simplified sliding sync (MSC4186): every room's newest 71 events | \(Samples(seconds: sliding).summary) | |",
+            "| One `/sync`: every room's newest 121 message events (the prefetch) | \(Samples(seconds: prefetch).summary) | |",
+            "| One simplified sliding sync (MSC4186): every room's newest 121 events | \(Samples(seconds: sliding).summary) | |",
             "",
             "Requests of one first sync: \(recorded.count) (\(counts)).",
         ].joined(separator: "\n")
     }
 }
 
-/// The prefetch's `/sync` filter, as `MatrixSource.prefetchNewestPages(eventsPerRoom: 71)` sends it.
+/// The prefetch's `/sync` filter, as `MatrixSource.prefetchNewestPages(eventsPerRoom: 121)` sends it.
 enum MatrixSourceFilters {
     static let prefetch =
-        #"{"room":{"timeline":{"limit":71,"types":["m.room.message"]},"state":{"types":[]},"#
+        #"{"room":{"timeline":{"limit":121,"types":["m.room.message"]},"state":{"types":[]},"#
         + #""ephemeral":{"not_types":["*"]},"account_data":{"not_types":["*"]}},"#
         + #""presence":{"not_types":["*"]},"account_data":{"not_types":["*"]}}"#
 }

@@ -33,7 +33,8 @@ struct BigAccount: Sendable {
         var messagesPerSmallRoom = 2
         var bigRooms = 3
         var messagesPerBigRoom = 500
-        /// Requests in flight at once: the server's single SQLite writer gains nothing from more.
+        /// Requests in flight at once (a big room's messages are sent one at a time,
+        /// as Synapse writes them): URLSession's connections per host.
         var parallel = 6
     }
 
@@ -54,61 +55,50 @@ struct BigAccount: Sendable {
             ["register"], body: ["type": "m.login.application_service", "username": localpart])
         let user = service.authenticated(with: registered.accessToken)
 
-        let names = (0..<shape.smallRooms).map { String(format: "Room %02d", $0 + 1) }
-            + (0..<shape.bigRooms).map { "Big \($0 + 1)" }
-        let created = try await inParallel(names, shape.parallel) { name in
-            let room: Created = try await user.post(["createRoom"], body: ["name": name, "preset": "private_chat"])
+        // Back-dated a day, a distinct minute per small room and hour per big room: the list's order is fixed.
+        let base = Int64(Date().timeIntervalSince1970 * 1_000) - 86_400_000
+        let userID = registered.userID
+        // Synapse writes one room's events one at a time: each big room gets a sender of its own,
+        // and the small rooms, a few at a time, go beside them (the client's 6 connections in all).
+        async let big = inParallel(Array(0..<shape.bigRooms), shape.bigRooms) { index -> (String, [String]) in
+            let room: Created = try await user.post(["createRoom"], body: ["name": "Big \(index + 1)", "preset": "private_chat"])
+            let start = base + 3_600_000 * Int64(index + 1)
+            var sent = [String]()
+            for message in 0..<shape.messagesPerBigRoom {
+                // Four to a millisecond, 10 ms apart.
+                sent.append(try await service.sendMessage(
+                    "big \(index + 1).\(message)", in: room.roomID, as: userID, at: start + Int64(message / 4) * 10))
+            }
+            return (room.roomID, sent)
+        }
+        let small = try await inParallel(Array(0..<shape.smallRooms), max(shape.parallel - shape.bigRooms, 1)) { index -> String in
+            let room: Created = try await user.post(
+                ["createRoom"], body: ["name": String(format: "Room %02d", index + 1), "preset": "private_chat"])
+            for message in 0..<shape.messagesPerSmallRoom {
+                try await service.sendMessage(
+                    "small \(index + 1).\(message)", in: room.roomID, as: userID, at: base + Int64(index) * 60_000 + Int64(message))
+            }
             return room.roomID
         }
-        progress("seeded \(created.count) rooms in \(seconds(since: started))")
-        let small = Array(created.prefix(shape.smallRooms))
-        let big = Array(created.dropFirst(shape.smallRooms))
-
-        // Back-dated a day, a distinct hour per room: the rooms' order in the list is fixed.
-        let base = Int64(Date().timeIntervalSince1970 * 1_000) - 86_400_000
-        var sends = [Send]()
-        for (index, room) in small.enumerated() {
-            for message in 0..<shape.messagesPerSmallRoom {
-                sends.append(Send(room: room, body: "small \(index + 1).\(message)", ts: base + Int64(index) * 60_000 + Int64(message)))
-            }
-        }
-        for (index, room) in big.enumerated() {
-            let start = base + 3_600_000 * Int64(index + 1)
-            for message in 0..<shape.messagesPerBigRoom {
-                // Four to a millisecond, 10 ms apart: within the adapter's 100 ms slack when stored out of order.
-                sends.append(Send(room: room, body: "big \(index + 1).\(message)", ts: start + Int64(message / 4) * 10))
-            }
-        }
-        let sent = try await inParallel(sends, shape.parallel) { send in
-            try await service.sendMessage(send.body, in: send.room, as: registered.userID, at: send.ts)
-        }
-        progress("seeded \(sends.count) messages in \(seconds(since: started))")
+        progress("seeded \(small.count) small rooms in \(seconds(since: started))")
+        let bigRooms = try await big
+        progress("seeded \(bigRooms.count) big rooms in \(seconds(since: started))")
 
         // An edit of a recent message and a redaction of another in each big room: both in the newest page.
-        let perBig = shape.messagesPerBigRoom
-        for (index, _) in big.enumerated() where perBig >= 10 {
-            let first = shape.smallRooms * shape.messagesPerSmallRoom + index * perBig
-            let room = sends[first].room
-            let edited = sent[first + perBig - 5]
-            let redacted = sent[first + perBig - 9]
+        for (index, (room, sent)) in bigRooms.enumerated() where sent.count >= 10 {
             let _: Sent = try await user.put(
                 ["rooms", room, "send", "m.room.message", UUID().uuidString],
-                body: EditContent(body: "* big \(index + 1) edited", newBody: "big \(index + 1) edited", eventID: edited))
-            let _: Redacted = try await user.put(["rooms", room, "redact", redacted, UUID().uuidString], body: [String: String]())
+                body: EditContent(body: "* big \(index + 1) edited", newBody: "big \(index + 1) edited", eventID: sent[sent.count - 5]))
+            let _: Redacted = try await user.put(
+                ["rooms", room, "redact", sent[sent.count - 9], UUID().uuidString], body: [String: String]())
         }
         let elapsed = ContinuousClock.now - started
         return BigAccount(
-            userID: registered.userID, accessToken: registered.accessToken, client: user, smallRooms: small, bigRooms: big,
+            userID: userID, accessToken: registered.accessToken, client: user, smallRooms: small, bigRooms: bigRooms.map(\.0),
             seedingSeconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
     // MARK: - Requests
-
-    private struct Send: Sendable {
-        var room: String
-        var body: String
-        var ts: Int64
-    }
 
     private struct Registered: Decodable {
         var userID: String
@@ -180,6 +170,7 @@ struct BigAccount: Sendable {
 
 extension MatrixClient {
     /// Sends a text message as `userID` (an application service's user) with the server time `ts`.
+    @discardableResult
     fileprivate func sendMessage(
         _ body: String, in roomID: String, as userID: String, at ts: Int64
     ) async throws -> String {
