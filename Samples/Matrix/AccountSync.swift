@@ -10,6 +10,8 @@ actor AccountSync {
     private let pageSize: Int
     private let history: Int
     private let hugeGap: Int
+    /// Whether every room's newest page comes from one `/sync` first.
+    private let prefetch: Bool
     private let list: ChannelListCollection<MatrixSource.Channel>
     private let directory: UserDirectory<ChatUser>
     private var collections = [String: MessageCollection<MatrixSource.Message>]()
@@ -22,7 +24,8 @@ actor AccountSync {
     private var pageShown = Set<String>()
     private var waitingForPage = [String: [CheckedContinuation<Void, Never>]]()
 
-    init(cache: MatrixCache, source: MatrixSource, pageSize: Int, history: Int, hugeGap: Int) throws {
+    init(cache: MatrixCache, source: MatrixSource, pageSize: Int, history: Int, hugeGap: Int, prefetch: Bool = true) throws {
+        self.prefetch = prefetch
         self.cache = cache
         self.source = source
         self.pageSize = pageSize
@@ -44,7 +47,7 @@ actor AccountSync {
         // Twice the page and some: a page is complete once the walk is 100 ms (the source's
         // timestampSlack) past its oldest message, which in a burst is many messages more.
         // Without it (it failed), each collection asks the server for its own page.
-        _ = try? await source.prefetchNewestPages(eventsPerRoom: min(2 * pageSize + 21, 1_000))
+        if prefetch { _ = try? await source.prefetchNewestPages(eventsPerRoom: min(2 * pageSize + 21, 1_000)) }
         try await list.start()
         let rooms = await list.channels
         say("\(rooms.count) joined room\(rooms.count == 1 ? "" : "s")")

@@ -29,7 +29,7 @@ extension MatrixSource {
         var farthestWalked = direction == .before ? Int64.max : .min
         if direction == .before, timestamp >= Self.farFuture, let newest = await prefetched.newest(in: roomID) {
             // The newest events came with the first sync: the walk starts with them, as from the timeline's edge.
-            found = newest.messages
+            found = newest.messages.filter { keep($0.createdAt) }
             farthestWalked = newest.oldestTime
             from = newest.prevBatch
             reachedEnd = newest.prevBatch == nil

@@ -82,7 +82,9 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
         try await page(in: channelURL, direction, timestamp, limit: limit)
     }
 
-    /// The `next_batch` of a `/sync` that asks for nothing: the account's state now.
+    /// The `next_batch` of a `/sync` that asks for nothing: the account's
+    /// state now; while a prefetch is fresh, its sync's `next_batch`, which
+    /// matches the pages it answers (see ``prefetchNewestPages(eventsPerRoom:)``).
     ///
     /// - Throws: ``MatrixError``.
     public func changeLogToken(in channelURL: String) async throws -> String {

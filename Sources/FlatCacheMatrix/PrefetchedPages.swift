@@ -30,9 +30,10 @@ actor PrefetchedPages {
     private var takenAt = ContinuousClock.now
     private var isStale = true
 
-    /// Keeps `rooms` and `token` (the sync's `next_batch`), asked for at `takenAt`.
-    ///
-    /// A prefetch that went stale stays so for its rooms: the new one answers anew only for a sync asked after.
+    /// Keeps `rooms` and `token` (the sync's `next_batch`), asked for at
+    /// `takenAt`, in place of any earlier prefetch. Call it before the
+    /// collections it serves start: an answer the server gave them before
+    /// may be newer than this sync.
     func store(_ rooms: [String: Room], token: String, takenAt: ContinuousClock.Instant) {
         self.rooms = rooms
         self.token = token
