@@ -46,13 +46,16 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                 if attempt == 1:
                     self.send_error(502)
                     return
-        self.send_response(answer.status)
-        for key, value in answer.getheaders():
-            if key.lower() not in ("content-length", "transfer-encoding", "connection"):
-                self.send_header(key, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(answer.status)
+            for key, value in answer.getheaders():
+                if key.lower() not in ("content-length", "transfer-encoding", "connection"):
+                    self.send_header(key, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (a long poll cancelled at exit)
 
     do_GET = do_POST = do_PUT = do_DELETE = forward
 

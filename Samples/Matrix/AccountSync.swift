@@ -46,8 +46,13 @@ actor AccountSync {
         let started = ContinuousClock.now
         // Twice the page and some: a page is complete once the walk is 100 ms (the source's
         // timestampSlack) past its oldest message, which in a burst is many messages more.
-        // Without it (it failed), each collection asks the server for its own page.
-        if prefetch { _ = try? await source.prefetchNewestPages(eventsPerRoom: min(2 * pageSize + 21, 1_000)) }
+        if prefetch {
+            do {
+                try await source.prefetchNewestPages(eventsPerRoom: min(2 * pageSize + 21, 1_000))
+            } catch {
+                say("no newest pages in one /sync (\(error)): each room asks the server for its own")
+            }
+        }
         try await list.start()
         let rooms = await list.channels
         say("\(rooms.count) joined room\(rooms.count == 1 ? "" : "s")")

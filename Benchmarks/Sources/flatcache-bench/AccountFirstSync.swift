@@ -87,9 +87,11 @@ struct AccountFirstSync {
         proxy.arguments = ["python3", script.path, homeserver.absoluteString, log.path]
         let out = Pipe()
         proxy.standardOutput = out
+        proxy.standardError = FileHandle.nullDevice
         try proxy.run()
         defer {
-            proxy.terminate()
+            // SIGKILL: a child of this process starts with SIGTERM blocked (Foundation on Linux).
+            kill(proxy.processIdentifier, SIGKILL)
             proxy.waitUntilExit()
         }
         let line = String(decoding: out.fileHandleForReading.availableLine(), as: UTF8.self)
@@ -170,7 +172,7 @@ struct AccountFirstSync {
         // Bounded: a sync that hangs fails the benchmark instead.
         let deadline = Date().addingTimeInterval(180)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         try handle.close()
         return (process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
