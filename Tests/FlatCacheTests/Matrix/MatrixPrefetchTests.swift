@@ -56,6 +56,38 @@ struct MatrixPrefetchTests {
         #expect(try await source.changeLogToken(in: "!r:example.org") == "s3")
     }
 
+    /// An edit of `id` by `sender`, made at `time`.
+    private static func edit(_ id: String, of original: String, by sender: String, to body: String, at time: Int64) -> String {
+        #"{"event_id":"\#(id)","type":"m.room.message","sender":"\#(sender)","origin_server_ts":\#(time),"#
+            + #""content":{"msgtype":"m.text","body":"* \#(body)","m.new_content":{"msgtype":"m.text","body":"\#(body)"},"#
+            + #""m.relates_to":{"rel_type":"m.replace","event_id":"\#(original)"}}}"#
+    }
+
+    @Test func aWholeTimelinesEditsAreAppliedAsTheServerBundlesThem() async throws {
+        // Given a room's whole history, which Synapse sends without bundled edits:
+        // two edits by the sender (the newer wins) and one by someone else (not allowed)
+        let events = [
+            Self.message("$a", at: 1_000),
+            Self.edit("$e1", of: "$a", by: "@kai:example.org", to: "first edit", at: 1_100),
+            Self.edit("$e2", of: "$a", by: "@kai:example.org", to: "second edit", at: 1_200),
+            Self.edit("$e3", of: "$a", by: "@eve:example.org", to: "not hers to edit", at: 1_300),
+        ]
+        let stub = try StubHomeserver([
+            .init(200, #"{"next_batch":"s1","rooms":{"join":{"!r:example.org":{"timeline":{"limited":false,"events":["#
+                + events.joined(separator: ",") + "]}}}}}")
+        ])
+        defer { stub.stop() }
+        let source = MatrixSource(client: try MatrixClient(homeserver: stub.url, accessToken: "token"))
+        try await source.prefetchNewestPages(eventsPerRoom: 100)
+
+        // Then the page is the message, with its sender's newest edit, as `/messages` would show it
+        let page = try await source.messages(in: "!r:example.org", .before, .max, limit: 10)
+        #expect(page.messages.map(\.eventID) == ["$a"])
+        #expect(page.messages.map(\.body) == ["second edit"])
+        #expect(!page.hasMore)
+        #expect(stub.requests.count == 1)
+    }
+
     @Test func endPrefetchSendsEveryLaterCallToTheServer() async throws {
         let stub = try StubHomeserver([Self.prefetch, .init(200, #"{"next_batch":"s9"}"#)])
         defer { stub.stop() }
