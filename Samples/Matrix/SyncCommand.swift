@@ -45,6 +45,9 @@ struct SyncCommand: AsyncParsableCommand {
         help: "After syncing, keep the cache up to date with live events until interrupted (Ctrl-C or SIGTERM); exits within 10 seconds of it.")
     var follow = false
 
+    @Flag(inversion: .prefixedNo, help: "Fetch every room's newest page in one /sync first, instead of asking each room.")
+    var prefetch = true
+
     @Option(
         name: .customLong("send-wait"),
         help: "How long a plain sync waits for queued messages to be sent, in seconds; it exits at most 10 seconds later.")
@@ -61,7 +64,8 @@ struct SyncCommand: AsyncParsableCommand {
         let account = try await login.account()
         let cache = try MatrixCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 10_000))
         let source = MatrixSource(client: account.client)
-        let sync = try AccountSync(cache: cache, source: source, pageSize: pageSize, history: history, hugeGap: hugeGap)
+        let sync = try AccountSync(
+            cache: cache, source: source, pageSize: pageSize, history: history, hugeGap: hugeGap, prefetch: prefetch)
         // What 'send' queued goes out while the rooms sync; the collections show it confirmed.
         let sending = OutboxSending(cache: cache, source: source)
         await sending.start()

@@ -24,6 +24,7 @@ extension MatrixSource {
 
     /// The account's `/sync` token now, from a sync that asks for nothing.
     func currentSyncToken() async throws(MatrixError) -> String {
+        if let prefetched = await prefetched.freshToken() { return prefetched }  // the prefetched pages' token
         let response: SyncResponse = try await sync(since: nil, timeout: 0, filter: Self.tokenFilter)
         return response.nextBatch
     }
@@ -31,7 +32,10 @@ extension MatrixSource {
     func sync(since token: String?, timeout: Double, filter: String) async throws(MatrixError) -> SyncResponse {
         var query = [("timeout", String(Int(timeout * 1_000))), ("filter", filter)]
         if let token { query.append(("since", token)) }
-        return try await client.get(["sync"], query: query, extraTimeout: timeout)
+        let response: SyncResponse = try await client.get(["sync"], query: query, extraTimeout: timeout)
+        // A live answer with news: a collection that starts after it is told must not get an older page.
+        if timeout > 0, !response.joined.isEmpty || !response.left.isEmpty { await prefetched.retire() }
+        return response
     }
 
     /// A sync from `token`, or `nil` when the server refuses the token (too old, or not its own).

@@ -67,6 +67,8 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
     let resumes = WalkResumes()
     /// The one live `/sync` loop, shared by copies of this source.
     let live = LiveSubscription()
+    /// The newest pages of a first sync, shared by copies of this source (see ``prefetchNewestPages(eventsPerRoom:)``).
+    let prefetched = PrefetchedPages()
 
     /// A source for the account `client` is logged in as.
     ///
@@ -88,7 +90,9 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
         try await page(in: channelURL, direction, timestamp, limit: limit)
     }
 
-    /// The `next_batch` of a `/sync` that asks for nothing: the account's state now.
+    /// The `next_batch` of a `/sync` that asks for nothing: the account's
+    /// state now; while a prefetch is fresh, its sync's `next_batch`, which
+    /// matches the pages it answers (see ``prefetchNewestPages(eventsPerRoom:)``).
     ///
     /// - Throws: ``MatrixError``.
     public func changeLogToken(in channelURL: String) async throws -> String {
