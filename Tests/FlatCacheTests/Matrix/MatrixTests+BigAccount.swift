@@ -177,44 +177,6 @@ extension MatrixTests {
         #expect(try await cache.messages.load(in: rooms[0]).contains { $0.body == "live 0.0 edited" })
         try await cache.close()
     }
-
-    @Test func twelveRoundsOfThirtyQueuedMessagesAreEachSentOnceInOrderBySyncsThatEnd() async throws {
-        // Given a room the sample cached
-        let mina = try await Synapse.newUser("mina")
-        let room = try await mina.createRoom("Rounds")
-        let token = mina.client.accessToken ?? ""
-        let cacheFolder = folder.url.appendingPathComponent("cache")
-        func sync() throws -> ToolRun {
-            try ToolRun(
-                ["sync", "--homeserver", try Synapse.url().absoluteString, "--access-token", token, "--directory", cacheFolder.path],
-                of: "flatcache-matrix", in: folder.url, timeLimit: .seconds(90))
-        }
-        let first = try sync()
-        #expect(first.status == 0, "\(first.stdout.suffix(1_000))\(first.stderr.suffix(1_000))")
-
-        var expected = [String]()
-        for round in 0..<12 {
-            // When 30 messages are queued offline (what 'send' does without a server), then a plain sync runs
-            let cache = try MatrixCache(directory: cacheFolder, configuration: Configuration(maxMessagesPerChannel: 2_000))
-            for index in 0..<30 {
-                let body = "round \(round) message \(index)"
-                expected.append(body)
-                _ = try await cache.outbox.send(MatrixMessage(
-                    eventID: "", roomID: room, sender: mina.userID, createdAt: Int64(Date().timeIntervalSince1970 * 1_000),
-                    msgtype: "m.text", body: body))
-            }
-            try await cache.close()
-            let run = try sync()
-            // Then the sync ended by itself (15: stopped by the time limit), having sent them all
-            #expect(run.status == 0, "round \(round): \(run.stdout.suffix(1_000))\(run.stderr.suffix(1_000))")
-            #expect(!run.stdout.contains("still queued"), "round \(round): \(run.stdout.suffix(1_000))")
-            if run.status != 0 { break }
-        }
-
-        // and the room holds each message once, in the order queued
-        let server = try await mina.serverMessages(in: room).map(\.body).filter { $0.hasPrefix("round ") }
-        #expect(server == expected, "\(server.count) messages on the server, \(expected.count) queued")
-    }
 }
 
 extension MatrixClient {
