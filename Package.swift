@@ -90,7 +90,7 @@ let package = Package(
         // A second process for the tests (two processes on one cache folder, liveness campaigns); not a product.
         .executableTarget(
             name: "flatcache-test-helper",
-            dependencies: ["FlatCache", "FlatCacheTesting"],
+            dependencies: ["FlatCache", "FlatCacheMatrix", "FlatCacheTesting"],
             path: "Tests/Helpers/TestHelper"
         ),
         .testTarget(

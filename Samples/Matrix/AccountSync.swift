@@ -10,6 +10,8 @@ actor AccountSync {
     private let pageSize: Int
     private let history: Int
     private let hugeGap: Int
+    /// Whether every room's newest page comes from one `/sync` first.
+    private let prefetch: Bool
     private let list: ChannelListCollection<MatrixSource.Channel>
     private let directory: UserDirectory<ChatUser>
     private var collections = [String: MessageCollection<MatrixSource.Message>]()
@@ -22,7 +24,8 @@ actor AccountSync {
     private var pageShown = Set<String>()
     private var waitingForPage = [String: [CheckedContinuation<Void, Never>]]()
 
-    init(cache: MatrixCache, source: MatrixSource, pageSize: Int, history: Int, hugeGap: Int) throws {
+    init(cache: MatrixCache, source: MatrixSource, pageSize: Int, history: Int, hugeGap: Int, prefetch: Bool = true) throws {
+        self.prefetch = prefetch
         self.cache = cache
         self.source = source
         self.pageSize = pageSize
@@ -32,37 +35,74 @@ actor AccountSync {
         directory = UserDirectory(users: cache.users, source: source)
     }
 
-    /// The channel list, then each room's collection, then the senders' profiles.
+    /// How many rooms sync at once: each may make a few requests, and a
+    /// server (or URLSession) serves only a few connections per client.
+    static let roomsAtOnce = 4
+
+    /// Every room's newest page in one `/sync` (see `MatrixSource.prefetchNewestPages`),
+    /// then the channel list, then each room's collection, ``roomsAtOnce``
+    /// at a time, then the senders' profiles. A line per room as it is cached.
     func syncOnce() async throws {
         let started = ContinuousClock.now
+        // Twice the page and some: a page is complete once the walk is 100 ms (the source's
+        // timestampSlack) past its oldest message, which in a burst is many messages more.
+        if prefetch {
+            do {
+                try await source.prefetchNewestPages(eventsPerRoom: min(2 * pageSize + 21, 1_000))
+            } catch {
+                say("no newest pages in one /sync (\(error)): each room asks the server for its own")
+            }
+        }
         try await list.start()
         let rooms = await list.channels
-        print("\(rooms.count) joined room\(rooms.count == 1 ? "" : "s")")
+        say("\(rooms.count) joined room\(rooms.count == 1 ? "" : "s")")
         var cached = 0
-        for room in rooms {
-            let collection = try await collection(for: room.roomID)
-            for _ in 0..<history where await collection.hasPrevious { try await collection.loadPrevious() }
-            let shown = await collection.messages
-            let users = try await directory.users(withIDs: shown.map(\.sender))
-            for user in users { names[user.userID] = user.nickname }
-            let total = try await cache.messages.load(in: room.roomID).count
-            cached += total
-            // A huge gap dropped what was cached before: the newest page is all there is.
-            let note = hugeGaps.contains(room.roomID) ? " (a huge gap: more than \(hugeGap) missed; only the newest page is cached)" : ""
-            print("  \(room.name) (\(room.roomID)): \(total) message\(total == 1 ? "" : "s") cached\(note)")
+        var done = 0
+        let width = String(rooms.count).count
+        try await withThrowingTaskGroup(of: (MatrixRoom, Int, String).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < rooms.count else { return }
+                let room = rooms[next]
+                next += 1
+                group.addTask { try await self.syncRoom(room) }
+            }
+            for _ in 0..<Self.roomsAtOnce { addNext() }
+            while let (room, total, note) = try await group.next() {
+                done += 1
+                cached += total
+                let counter = String(repeating: " ", count: width - String(done).count) + "\(done)/\(rooms.count)"
+                say("  [\(counter)] \(room.name) (\(room.roomID)): \(total) message\(total == 1 ? "" : "s") cached\(note)")
+                addNext()
+            }
         }
+        await source.endPrefetch()
         _ = try await cache.flush()
         let elapsed = ContinuousClock.now - started
-        print("synced \(rooms.count) room\(rooms.count == 1 ? "" : "s"), \(cached) message\(cached == 1 ? "" : "s") cached, in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+        say("synced \(rooms.count) room\(rooms.count == 1 ? "" : "s"), \(cached) message\(cached == 1 ? "" : "s") cached, in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+    }
+
+    /// One room: its collection started, `history` older pages, its senders' profiles.
+    /// Returns the room, how many messages its cache holds, and a note for its line.
+    private func syncRoom(_ room: MatrixRoom) async throws -> (MatrixRoom, Int, String) {
+        let collection = try await collection(for: room.roomID)
+        for _ in 0..<history where await collection.hasPrevious { try await collection.loadPrevious() }
+        let shown = await collection.messages
+        let users = try await directory.users(withIDs: shown.map(\.sender))
+        for user in users { names[user.userID] = user.nickname }
+        let total = try await cache.messages.load(in: room.roomID).count
+        // A huge gap dropped what was cached before: the newest page is all there is.
+        let note = hugeGaps.contains(room.roomID) ? " (a huge gap: more than \(hugeGap) missed; only the newest page is cached)" : ""
+        return (room, total, note)
     }
 
     /// Live events until the process is interrupted (SIGINT or SIGTERM).
     func follow() async throws {
-        print("following live events; Ctrl-C to stop")
+        say("following live events; Ctrl-C to stop")
         following = true
         printers.append(printListEvents())
         await Interrupt.wait()
-        print("interrupted")
+        say("interrupted")
     }
 
     /// Disposes the collections.
@@ -135,17 +175,17 @@ actor AccountSync {
         case .added(let messages):
             let users = (try? await directory.users(withIDs: messages.map(\.sender))) ?? []
             for user in users { names[user.userID] = user.nickname }
-            for message in messages { print("\(roomID)  + \(Format.line(message, names: names))") }
+            for message in messages { say("\(roomID)  + \(Format.line(message, names: names))") }
         case .updated(let messages):
-            for message in messages { print("\(roomID)  ~ \(Format.line(message, names: names))") }
+            for message in messages { say("\(roomID)  ~ \(Format.line(message, names: names))") }
         case .deleted(let ids):
-            for id in ids { print("\(roomID)  - \(id) redacted") }
+            for id in ids { say("\(roomID)  - \(id) redacted") }
         case .hugeGap:
-            print("\(roomID)  a huge gap: more than \(hugeGap) missed; the newest page replaces what was cached")
+            say("\(roomID)  a huge gap: more than \(hugeGap) missed; the newest page replaces what was cached")
         case .channelDeleted:
-            print("\(roomID)  left: its cached messages are gone")
+            say("\(roomID)  left: its cached messages are gone")
         case .failed(let error):
-            print("\(roomID)  failed: \(error)")
+            say("\(roomID)  failed: \(error)")
         case .cachedPage, .replaced, .prepended, .appended, .channelUpdated, .outboxAdded, .outboxChanged, .outboxConfirmed,
             .outboxCancelled:
             break
@@ -155,21 +195,28 @@ actor AccountSync {
     private func describe(_ event: ChannelListEvent<MatrixRoom>) async {
         switch event {
         case .added(let room):
-            print("room joined: \(room.name) (\(room.roomID))")
+            say("room joined: \(room.name) (\(room.roomID))")
             do {
                 _ = try await collection(for: room.roomID)
             } catch {
-                print("\(room.roomID)  failed: \(error)")
+                say("\(room.roomID)  failed: \(error)")
             }
         case .removed(let roomID):
-            print("room left: \(roomID)")
+            say("room left: \(roomID)")
             await collections.removeValue(forKey: roomID)?.dispose()
         case .failed(let error):
-            print("room list failed: \(error)")
+            say("room list failed: \(error)")
         case .cachedList, .replaced, .updated, .moved:
             break
         }
     }
+}
+
+/// Prints `line` and flushes standard output at once: into a file or a pipe
+/// (`sync --follow | tee log`), lines come as they happen, not a buffer later.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)  // every output stream (stdout is not concurrency-safe to name in Swift 6)
 }
 
 /// Waits for SIGINT or SIGTERM.

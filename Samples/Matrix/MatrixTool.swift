@@ -2,6 +2,9 @@ import ArgumentParser
 import FlatCache
 import FlatCacheMatrix
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `flatcache-matrix`: keeps a Matrix account's rooms cached in a folder and
 /// shows them from the cache, offline.
@@ -69,14 +72,25 @@ struct LoginOptions: ParsableArguments {
         }
     }
 
+    /// At most two connections to the homeserver: the one live `/sync` long poll, and one that every
+    /// other request takes in turn (a server or a proxy allows few per client).
+    static var connections: URLSessionConfiguration {
+        let configuration = MatrixClient.defaultConfiguration
+        configuration.httpMaximumConnectionsPerHost = 2
+        return configuration
+    }
+
     /// Logs in with the password, or checks the access token.
     func account() async throws -> MatrixAccount {
         let server = URL(string: homeserver)!  // checked by validate()
         let account: MatrixAccount
         if let user, let password = givenPassword {
-            account = try await MatrixAccount.login(homeserver: server, user: user, password: password, deviceName: "flatcache-matrix")
+            account = try await MatrixAccount.login(
+                homeserver: server, user: user, password: password, deviceName: "flatcache-matrix",
+                configuration: Self.connections)
         } else {
-            account = try await MatrixAccount.resume(homeserver: server, accessToken: givenToken ?? "")
+            account = try await MatrixAccount.resume(
+                homeserver: server, accessToken: givenToken ?? "", configuration: Self.connections)
         }
         print("logged in as \(account.userID) on \(server.absoluteString)")
         return account

@@ -18,7 +18,10 @@ struct SendCommand: AsyncParsableCommand {
             same device sends it: use the same --access-token (a password login makes a new device \
             each time). --room takes a room id (works offline), a cached room's name (works \
             offline), or a name the server knows (online; a room of that name is created if none \
-            is joined).
+            is joined). \
+            Exit bounds: every request to the homeserver ends within 30 seconds; sending is tried \
+            for --wait seconds at most, and the command exits within 10 seconds after that. \
+            Stopping that takes longer ends the process with status 3; the message stays queued.
             """)
 
     @Argument(help: "The message text.")
@@ -27,7 +30,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The room: its id (!…:server), or a name (a room of that name is created if none is joined).")
     var room: String
 
-    @Option(name: .long, help: "How long to try sending before leaving the message queued, in seconds.")
+    @Option(name: .long, help: "How long to try sending before leaving the message queued, in seconds; it exits at most 10 seconds later.")
     var wait = 20
 
     @OptionGroup var login: LoginOptions
@@ -83,6 +86,8 @@ struct SendCommand: AsyncParsableCommand {
         let sending = OutboxSending(cache: cache, source: MatrixSource(client: account.client))
         await sending.start()
         await sending.waitUntilSent(within: .seconds(wait))
+        // Stopping the delivery and closing the cache (in run()) take 10 s at most.
+        ExitDeadline.arm(ExitDeadline.stopping, while: "stopping")
         await sending.stop()
     }
 

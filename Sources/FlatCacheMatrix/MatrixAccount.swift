@@ -1,4 +1,7 @@
 public import Foundation
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
 
 /// A logged-in Matrix account: who it is and a client with its access token.
 ///
@@ -24,12 +27,14 @@ public struct MatrixAccount: Sendable {
     ///   - user: A localpart (`mina`) or a full user id (`@mina:example.org`).
     ///   - password: The password.
     ///   - deviceName: The name the new device shows in the account's sessions.
+    ///   - configuration: The client's URLSession configuration (see ``MatrixClient/init(homeserver:accessToken:configuration:)``).
     /// - Throws: ``MatrixError``: `.server(403, "M_FORBIDDEN", …)` for a wrong password.
     public static func login(
-        homeserver: URL, user: String, password: String, deviceName: String = "FlatCache"
+        homeserver: URL, user: String, password: String, deviceName: String = "FlatCache",
+        configuration: URLSessionConfiguration = MatrixClient.defaultConfiguration
     ) async throws(MatrixError) -> MatrixAccount {
         guard !user.isEmpty else { throw .invalidArgument("the user name is empty") }
-        let client = try MatrixClient(homeserver: homeserver, accessToken: nil)
+        let client = try MatrixClient(homeserver: homeserver, accessToken: nil, configuration: configuration)
         let request = LoginRequest(
             identifier: .init(user: user), password: password, initialDeviceDisplayName: deviceName)
         let response: LoginResponse = try await client.post(["login"], body: request)
@@ -41,10 +46,13 @@ public struct MatrixAccount: Sendable {
     /// - Parameters:
     ///   - homeserver: The homeserver's base URL.
     ///   - accessToken: The token.
+    ///   - configuration: The client's URLSession configuration (see ``MatrixClient/init(homeserver:accessToken:configuration:)``).
     /// - Throws: ``MatrixError/unknownToken(softLogout:)`` for a token the server refuses.
-    public static func resume(homeserver: URL, accessToken: String) async throws(MatrixError) -> MatrixAccount {
+    public static func resume(
+        homeserver: URL, accessToken: String, configuration: URLSessionConfiguration = MatrixClient.defaultConfiguration
+    ) async throws(MatrixError) -> MatrixAccount {
         guard !accessToken.isEmpty else { throw .invalidArgument("the access token is empty") }
-        let client = try MatrixClient(homeserver: homeserver, accessToken: accessToken)
+        let client = try MatrixClient(homeserver: homeserver, accessToken: accessToken, configuration: configuration)
         let me: WhoAmIResponse = try await client.get(["account", "whoami"])
         return MatrixAccount(userID: me.userID, deviceID: me.deviceID, client: client)
     }

@@ -1,6 +1,6 @@
 public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// A small client for the Matrix client-server API (v3) over `URLSession`:
@@ -22,8 +22,12 @@ public struct MatrixClient: Sendable {
     public var maxRateLimitRetries = 5
     /// The longest wait between rate-limited retries, in seconds.
     public var maxRateLimitWait: Double = 10
-    /// How long a request may take before it fails as ``MatrixError/unreachable(url:reason:)``,
-    /// in seconds; a long-polling `/sync` adds its own timeout to this.
+    /// How long a request may take, from sending to its whole answer, before
+    /// it fails as ``MatrixError/unreachable(url:reason:)``, in seconds; a
+    /// long-polling `/sync` adds its own timeout to this. It is a deadline,
+    /// not an idle timeout: a server that trickles bytes is cut off at it.
+    /// A cancelled task's request ends at once, as
+    /// ``MatrixError/unreachable(url:reason:)`` with the reason `cancelled`.
     public var requestTimeout: Double = 30
 
     private let session: URLSession
@@ -33,18 +37,31 @@ public struct MatrixClient: Sendable {
     /// - Parameters:
     ///   - homeserver: An `http` or `https` URL.
     ///   - accessToken: From ``MatrixAccount/login(homeserver:user:password:deviceName:)``, or `nil`.
+    ///   - configuration: The URLSession's configuration; ephemeral, without a cache, by default.
+    ///     Its `httpMaximumConnectionsPerHost` bounds the connections open to the homeserver.
     /// - Throws: ``MatrixError/invalidArgument(_:)`` for another kind of URL.
-    public init(homeserver: URL, accessToken: String?) throws(MatrixError) {
+    public init(
+        homeserver: URL, accessToken: String?, configuration: URLSessionConfiguration = MatrixClient.defaultConfiguration
+    ) throws(MatrixError) {
         guard let scheme = homeserver.scheme?.lowercased(), ["http", "https"].contains(scheme), homeserver.host != nil else {
             throw .invalidArgument("the homeserver URL must be http:// or https:// with a host, not '\(homeserver.absoluteString)'")
         }
         var base = homeserver.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
-        self.homeserver = URL(string: base) ?? homeserver
+        self.init(homeserver: URL(string: base) ?? homeserver, accessToken: accessToken, session: URLSession(configuration: configuration))
+    }
+
+    private init(homeserver: URL, accessToken: String?, session: URLSession) {
+        self.homeserver = homeserver
         self.accessToken = accessToken
+        self.session = session
+    }
+
+    /// The configuration a client uses unless given another: ephemeral, never reading a cached answer.
+    public static var defaultConfiguration: URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration)
+        return configuration
     }
 
     /// A `GET` of `/_matrix/client/<version>/<path…>` with `query`, decoded as `Response`.
@@ -82,7 +99,7 @@ public struct MatrixClient: Sendable {
 
     /// The same client with another access token (after logging in).
     public func authenticated(with accessToken: String) -> MatrixClient {
-        var copy = (try? MatrixClient(homeserver: homeserver, accessToken: accessToken)) ?? self
+        var copy = MatrixClient(homeserver: homeserver, accessToken: accessToken, session: session)
         copy.maxRateLimitRetries = maxRateLimitRetries
         copy.maxRateLimitWait = maxRateLimitWait
         copy.requestTimeout = requestTimeout
@@ -134,13 +151,15 @@ public struct MatrixClient: Sendable {
 
     private func exchange(_ request: URLRequest, shownURL: String) async throws(MatrixError) -> (Data, Int) {
         do {
-            let (data, response) = try await session.data(for: request)
+            let (data, response) = try await HTTPExchange.data(for: request, in: session, timeout: request.timeoutInterval)
             guard let http = response as? HTTPURLResponse else {
                 throw MatrixError.invalidResponse(url: shownURL, reason: "not an HTTP response")
             }
             return (data, http.statusCode)
         } catch let error as MatrixError {
             throw error
+        } catch is CancellationError {
+            throw .unreachable(url: shownURL, reason: "cancelled")
         } catch {
             throw .unreachable(url: shownURL, reason: Self.reason(error))
         }

@@ -5,7 +5,7 @@ extension MatrixSource {
     /// The `/messages` filter: only message events (edits and redacted messages are left out here).
     static let messageFilter = #"{"types":["m.room.message"],"lazy_load_members":true}"#
     /// Times past this (the year 2100) mean "after every event".
-    private static let farFuture: Int64 = 4_102_444_800_000
+    static let farFuture: Int64 = 4_102_444_800_000
 
     /// Where a walk through `/messages` starts.
     private enum WalkStart {
@@ -26,7 +26,14 @@ extension MatrixSource {
         var found = [MatrixMessage]()
         var from: String?  // nil: from the timeline's edge
         var reachedEnd = false
-        if let resume = await resumes.resume(roomID, direction, from: timestamp) {
+        var farthestWalked = direction == .before ? Int64.max : .min
+        if direction == .before, timestamp >= Self.farFuture, let newest = await prefetched.newest(in: roomID) {
+            // The newest events came with the first sync: the walk starts with them, as from the timeline's edge.
+            found = newest.messages.filter { keep($0.createdAt) }
+            farthestWalked = newest.oldestTime
+            from = newest.prevBatch
+            reachedEnd = newest.prevBatch == nil
+        } else if let resume = await resumes.resume(roomID, direction, from: timestamp) {
             // The page right after the one before: walk on from where that walk stopped.
             found = resume.walked.filter { keep($0.createdAt) }
             from = resume.token
@@ -50,7 +57,7 @@ extension MatrixSource {
         // farthest millisecond by the slack (so every message of that millisecond
         // was met). 20 events of headroom make one request do, usually.
         let batch = String(min(limit + 21, 1_000))
-        var farthestWalked = direction == .before ? Int64.max : .min
+        var met = Set(found.map(\.eventID))  // a walk on from a prefetch's `prev_batch` may meet its events again
         for _ in 0..<maxRequestsPerCall {
             if reachedEnd || Self.isComplete(found, limit: limit, direction, walkedTo: farthestWalked, slack: timestampSlack) {
                 break
@@ -61,7 +68,9 @@ extension MatrixSource {
             for event in response.chunk {
                 farthestWalked = direction == .before
                     ? min(farthestWalked, event.originServerTS) : max(farthestWalked, event.originServerTS)
-                if let message = event.message(in: roomID), keep(message.createdAt) { found.append(message) }
+                if let message = event.message(in: roomID), keep(message.createdAt), met.insert(message.eventID).inserted {
+                    found.append(message)
+                }
             }
             if let end = response.end, !response.chunk.isEmpty { from = end } else { reachedEnd = true }
         }

@@ -24,6 +24,7 @@ extension MatrixSource {
 
     /// The account's `/sync` token now, from a sync that asks for nothing.
     func currentSyncToken() async throws(MatrixError) -> String {
+        if let prefetched = await prefetched.freshToken() { return prefetched }  // the prefetched pages' token
         let response: SyncResponse = try await sync(since: nil, timeout: 0, filter: Self.tokenFilter)
         return response.nextBatch
     }
@@ -31,7 +32,10 @@ extension MatrixSource {
     func sync(since token: String?, timeout: Double, filter: String) async throws(MatrixError) -> SyncResponse {
         var query = [("timeout", String(Int(timeout * 1_000))), ("filter", filter)]
         if let token { query.append(("since", token)) }
-        return try await client.get(["sync"], query: query, extraTimeout: timeout)
+        let response: SyncResponse = try await client.get(["sync"], query: query, extraTimeout: timeout)
+        // A live answer with news: a collection that starts after it is told must not get an older page.
+        if timeout > 0, !response.joined.isEmpty || !response.left.isEmpty { await prefetched.retire() }
+        return response
     }
 
     /// A sync from `token`, or `nil` when the server refuses the token (too old, or not its own).
@@ -118,48 +122,6 @@ extension MatrixSource {
     }
 
     // MARK: - Live
-
-    /// A stream fed by a long-polling `/sync` loop: `map` turns each answer
-    /// into events. It returns once it holds the account's `/sync` token
-    /// (the subscription is open: every later event comes), or once asking
-    /// for it failed; then the loop asks again. A failing request (or `map`)
-    /// is tried again after a pause that grows to 30 seconds, from the same
-    /// token, so nothing is skipped; a refused access token ends the stream,
-    /// and so does ending iteration.
-    func liveStream<Event: Sendable>(
-        _ map: @escaping @Sendable (MatrixSource, LiveBatch) async throws(MatrixError) -> [Event]
-    ) async -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
-        let source = self
-        let filter = Self.syncFilter(rooms: nil, timelineLimit: 100, stateTypes: Self.roomLookTypes)
-        // Taken before returning: events after it are in the first long poll's answer.
-        let first = try? await currentSyncToken()
-        let task = Task {
-            var token = first
-            var failures = 0
-            while !Task.isCancelled {
-                do throws(MatrixError) {
-                    let since: String
-                    if let token { since = token } else { since = try await source.currentSyncToken() }
-                    token = since
-                    let response = try await source.sync(since: since, timeout: source.pollTimeout, filter: filter)
-                    let events = try await map(source, LiveBatch(response: response, since: since))
-                    guard !Task.isCancelled else { break }
-                    for event in events { continuation.yield(event) }
-                    token = response.nextBatch
-                    failures = 0
-                } catch .unknownToken {
-                    break
-                } catch {
-                    failures += 1
-                    try? await Task.sleep(for: .seconds(min(pow(2, Double(failures - 1)), 30)))
-                }
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
-    }
 
     /// The message events of a live sync.
     func liveEvents(in batch: LiveBatch) async throws(MatrixError) -> [LiveEvent<MatrixMessage>] {

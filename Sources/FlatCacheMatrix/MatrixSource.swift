@@ -24,10 +24,16 @@ public import FlatCache
 ///   ``maxGapEvents`` events, beyond which the log says
 ///   `MessageChangeLog/tokenTooOld` and the collection reloads.
 ///   A token the server refuses is too old as well.
-/// - Live events come from a long-polling `/sync` loop that retries with a
-///   growing pause when the network fails and ends when the token is refused.
-///   ``liveEvents()`` returns once it holds the `/sync` token to poll from,
-///   so every event after its return comes.
+/// - Live events come from one long-polling `/sync` loop per source (shared
+///   by its copies), whatever the number of listeners: the channel list and
+///   every room collection read the same answers. It starts with the first
+///   listener and stops when the last one goes; a listener that goes does
+///   not stop the others. It retries with a growing pause when the network
+///   fails, and a refused access token ends it and every listener's stream.
+///   ``liveEvents()`` returns once the loop holds the `/sync` token to poll
+///   from, so every event after its return comes. Give every collection of
+///   an account the same source (or copies of it): another
+///   `MatrixSource(client:)` runs a loop of its own.
 /// - The channel list is the joined rooms, newest last message first.
 public struct MatrixSource: MessageSource, ChannelSource, UserSource {
     /// The record type of messages: an `m.room.message` event.
@@ -59,6 +65,10 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
 
     /// Where the last walks through `/messages` stopped, shared by copies of this source.
     let resumes = WalkResumes()
+    /// The one live `/sync` loop, shared by copies of this source.
+    let live = LiveSubscription()
+    /// The newest pages of a first sync, shared by copies of this source (see ``prefetchNewestPages(eventsPerRoom:)``).
+    let prefetched = PrefetchedPages()
 
     /// A source for the account `client` is logged in as.
     ///
@@ -80,7 +90,9 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
         try await page(in: channelURL, direction, timestamp, limit: limit)
     }
 
-    /// The `next_batch` of a `/sync` that asks for nothing: the account's state now.
+    /// The `next_batch` of a `/sync` that asks for nothing: the account's
+    /// state now; while a prefetch is fresh, its sync's `next_batch`, which
+    /// matches the pages it answers (see ``prefetchNewestPages(eventsPerRoom:)``).
     ///
     /// - Throws: ``MatrixError``.
     public func changeLogToken(in channelURL: String) async throws -> String {
@@ -94,9 +106,10 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
         try await roomChangeLog(in: channelURL, since: token)
     }
 
-    /// The account's live events from now on (see the type's description).
+    /// The account's live events from now on, from the source's one `/sync`
+    /// loop (see the type's description): every room's, for each listener.
     public func liveEvents() async -> AsyncStream<LiveEvent<MatrixMessage>> {
-        await liveStream { source, batch throws(MatrixError) in try await source.liveEvents(in: batch) }
+        await live.messages(from: self)
     }
 
     // MARK: - ChannelSource
@@ -123,9 +136,10 @@ public struct MatrixSource: MessageSource, ChannelSource, UserSource {
         try await roomListChangeLog(since: token)
     }
 
-    /// Rooms joined, changed and left, live.
+    /// Rooms joined, changed and left, live, from the source's one `/sync`
+    /// loop that ``liveEvents()`` shares.
     public func channelEvents() async -> AsyncStream<ChannelEvent<MatrixRoom>> {
-        await liveStream { source, batch throws(MatrixError) in try await source.roomEvents(in: batch) }
+        await live.channels(from: self)
     }
 
     // MARK: - UserSource

@@ -345,6 +345,12 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
         return stream.stream
     }
 
+    /// How many live subscriptions are open now: streams from
+    /// ``liveEvents()`` and ``channelEvents()`` not yet ended (finished,
+    /// dropped, or their iterating task cancelled). A test can check with it
+    /// that collections share, or close, their subscriptions.
+    public var openLiveSubscriptions: Int { messageListeners.count + channelListeners.count }
+
     private func stopLiveEvents(_ id: Int) { messageListeners.remove(id) }
     private func stopChannelEvents(_ id: Int) { channelListeners.remove(id) }
 
@@ -371,6 +377,8 @@ public actor SimulatedChatServer: UserSource, MessageSource, ChannelSource, Mess
         }
 
         mutating func remove(_ id: Int) { continuations[id] = nil }
+
+        var count: Int { continuations.count }
 
         func yield(_ event: Event) {
             for continuation in continuations.values { continuation.yield(event) }

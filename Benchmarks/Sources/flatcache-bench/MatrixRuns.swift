@@ -6,7 +6,9 @@ import Foundation
 
 /// `flatcache-bench matrix`: a room of 1,000 messages on a real Synapse,
 /// served by Synapse, cached by a `MessageCollection`, and shown again from
-/// the cache with the server gone from the path. Reported, not checked
+/// the cache with the server gone from the path; and the first
+/// `flatcache-matrix sync` of a 63-room account against Synapse answering
+/// its requests alone (``AccountFirstSync``). Reported, not checked
 /// against a target (two processes share the machine's two cores).
 struct MatrixRun: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,6 +18,9 @@ struct MatrixRun: AsyncParsableCommand {
             Needs a running Synapse from Scripts/synapse:
               Scripts/synapse start
               Benchmarks/run matrix --homeserver "$(Scripts/synapse url)" --as-token "$(Scripts/synapse as-token)"
+            The account's first sync runs the flatcache-matrix executable (--tool), which Benchmarks/run \
+            matrix builds in release; its requests are recorded through Benchmarks/Scripts/record-requests.py \
+            (python3) and replayed with curl.
             """)
 
     @Option(help: "The homeserver's URL (Scripts/synapse url).")
@@ -30,10 +35,17 @@ struct MatrixRun: AsyncParsableCommand {
     @Option(help: "Measured rounds, after one warm-up round.")
     var rounds = 5
 
+    @Option(help: "What to time: room (a 1,000-message room), account (the first sync of a 63-room account), or both.")
+    var part = "both"
+
+    @Option(help: "The flatcache-matrix executable the account's first sync runs (Benchmarks/run matrix builds it).")
+    var tool = "../.build/release/flatcache-matrix"
+
     func validate() throws {
         guard URL(string: homeserver)?.host != nil else { throw ValidationError("--homeserver must be a URL.") }
         guard messages >= 100 else { throw ValidationError("--messages must be 100 or more.") }
         guard rounds >= 1 else { throw ValidationError("--rounds must be 1 or more.") }
+        guard ["room", "account", "both"].contains(part) else { throw ValidationError("--part must be room, account or both.") }
     }
 
     /// What is timed, in the order of the table.
@@ -45,6 +57,15 @@ struct MatrixRun: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if part != "account" { try await runRoom() }
+        if part != "room" {
+            let account = AccountFirstSync(
+                homeserver: URL(string: homeserver)!, asToken: asToken, tool: URL(fileURLWithPath: tool), rounds: rounds)
+            print(try await account.run())
+        }
+    }
+
+    private func runRoom() async throws {
         let client = try MatrixClient(homeserver: URL(string: homeserver)!, accessToken: asToken)
         let (user, roomID) = try await seed(with: client)
         let source = MatrixSource(client: user)

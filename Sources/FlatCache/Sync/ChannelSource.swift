@@ -42,6 +42,11 @@ public protocol ChannelSource<Channel>: Sendable {
     /// return and the subscription opening would be lost until a later sync.
     /// When the subscription cannot open (the network is down), return the
     /// stream anyway and keep trying; the collection's sync fails and is retried.
+    ///
+    /// A source that is also a ``MessageSource`` for many collections should
+    /// serve this from the same one subscription as their
+    /// ``MessageSource/liveEvents()`` (one socket, one long poll for the
+    /// account), opened with the first listener and closed with the last.
     func channelEvents() async -> AsyncStream<ChannelEvent<Channel>>
 }
 

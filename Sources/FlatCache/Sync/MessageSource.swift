@@ -69,6 +69,13 @@ public protocol MessageSource<Message>: Sendable {
     /// return and the subscription opening would be lost until a later sync.
     /// When the subscription cannot open (the network is down), return the
     /// stream anyway and keep trying; the collection's sync fails and is retried.
+    ///
+    /// Every ``MessageCollection`` calls this, one for each open channel, and
+    /// ``ChannelSource/channelEvents()`` asks for the same account's news: a
+    /// source serving many collections should share one subscription (one
+    /// socket, one long poll) among all its listeners, opened with the first
+    /// and closed when the last stream ends, rather than open one per call.
+    /// A listener that ends must not end the others.
     func liveEvents() async -> AsyncStream<LiveEvent<Message>>
 }
 

@@ -27,13 +27,33 @@ final class StubHomeserver: Sendable {
         var body: String
         /// Extra header fields.
         var headers: [String: String]
+        /// When set, the answer waits (at most 5 s) until the gate opens: a long poll held by the server.
+        var gate: Gate?
+        /// When set, the body goes out one byte at a time with this pause between bytes: a server that trickles.
+        var trickle: Double?
 
-        /// An answer with `status` and `body`, and `headers` besides the ones the stub always sends.
-        init(_ status: Int, _ body: String, headers: [String: String] = [:]) {
+        /// An answer with `status` and `body`, and `headers` besides the ones
+        /// the stub always sends, held until `gate` opens if there is one.
+        init(_ status: Int, _ body: String, headers: [String: String] = [:], gate: Gate? = nil, trickle: Double? = nil) {
             self.status = status
             self.body = body
             self.headers = headers
+            self.gate = gate
+            self.trickle = trickle
         }
+    }
+
+    /// What holds a scripted answer until the test opens it.
+    final class Gate: Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+
+        init() {}
+
+        /// Lets the held answer go.
+        func open() { semaphore.signal() }
+
+        /// Waits until opened, `seconds` at most.
+        func wait(upTo seconds: Double) { _ = semaphore.wait(timeout: .now() + seconds) }
     }
 
     /// One request as the stub read it.
@@ -176,6 +196,7 @@ private final class Server: @unchecked Sendable {
                 ? StubHomeserver.Response(500, #"{"errcode":"M_UNKNOWN","error":"the stub homeserver's script ran out"}"#)
                 : script.removeFirst()
         }
+        response.gate?.wait(upTo: 5)
         write(response, to: connection)
     }
 
@@ -230,8 +251,14 @@ private final class Server: @unchecked Sendable {
         #endif
         let bytes = [UInt8](Data(head.utf8) + body)
         var sent = 0
+        let headCount = head.utf8.count
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, flags) }
+            // Trickling: the head at once, then the body a byte at a time.
+            let end = response.trickle == nil || sent < headCount ? bytes.count : sent + 1
+            if let pause = response.trickle, sent >= headCount { Thread.sleep(forTimeInterval: pause) }
+            let count = bytes[sent..<(sent < headCount ? headCount : end)].withUnsafeBytes {
+                send(connection, $0.baseAddress, $0.count, flags)
+            }
             guard count > 0 else { return }
             sent += count
         }

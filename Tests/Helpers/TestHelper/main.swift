@@ -46,6 +46,11 @@ import Foundation
 // cancels listeners and calls at random moments while changes flow, and
 // checks that each ends within the bound (see `Liveness`).
 //
+// `flatcache-test-helper cancel-storm <client|raw> <rounds> <requests>`
+// cancels `requests` long polls at once as their answers arrive, `rounds`
+// times, through `MatrixClient` or `URLSession.data(for:)`, and prints `ok`
+// (see `CancelStorm`). A deadlock never ends: the test kills it.
+//
 // Exit status 2 for bad arguments, 1 for an error.
 
 func fail(_ message: String, status: Int32) -> Never {
@@ -90,7 +95,8 @@ else {
             + " | flush-churn <folder> <seed> <atomic|synchronized> <limit>"
             + " | outbox-churn <folder> <server folder> <run> <count>"
             + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>"
-            + " | save <folder> <channel> <id> | delete <folder> <channel> <id> | rekey <folder> <from> <to>", status: 2)
+            + " | save <folder> <channel> <id> | delete <folder> <channel> <id> | rekey <folder> <from> <to>"
+            + " | cancel-storm <client|raw> <rounds> <requests>", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
 do {
@@ -183,6 +189,9 @@ do {
             fail("bad run or count", status: 2)
         }
         OutboxChurn.start(folder: folder, server: URL(fileURLWithPath: arguments[3]), run: run, count: count)
+    case "cancel-storm":
+        guard let rounds = Int(arguments[3]), let requests = Int(arguments[4]) else { fail("bad numbers", status: 2) }
+        CancelStorm.run(mode: arguments[2], rounds: rounds, requests: requests)
     case "rekey":
         try KeyRotation.run(folder: folder, from: arguments[3], to: arguments[4])
     default:

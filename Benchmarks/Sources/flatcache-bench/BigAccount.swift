@@ -1,0 +1,1 @@
+../../../Tests/FlatCacheTests/Matrix/BigAccount.swift

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// swift-corelibs-foundation #5412: on Linux, cancelling a Swift task while
+/// its `URLSession.data(for:)` answer arrives can deadlock. `MatrixClient`
+/// works around it (`HTTPExchange`); this runs `flatcache-test-helper
+/// cancel-storm` (200 long polls held by a local server, then answered and
+/// cancelled at the same moments, 3 rounds) in a child process, so that a
+/// deadlock fails the test, with the child's thread stacks, instead of
+/// hanging the suite.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct CancelStormTests {
+    /// A run takes about 3 s on a 2-core machine; a deadlocked one never ends.
+    static let bound: Duration = .seconds(60)
+
+    @Test func longPollsCancelledAsTheirAnswersArriveAllEnd() async throws {
+        let run = try await ChildRun.start(Executables.url("flatcache-test-helper"), ["cancel-storm", "client", "3", "200"])
+        let ended = await run.wait(upTo: Self.bound)
+        if !ended {
+            let stacks = run.stacks()
+            run.kill()
+            Issue.record("cancel-storm did not end within \(Self.bound): a deadlock. Stacks:\n\(stacks)")
+            return
+        }
+        let output = run.output()
+        #expect(run.status == 0, "cancel-storm failed: \(output)")
+        #expect(output.split(separator: "\n").filter { $0.hasPrefix("round ") }.count == 3)
+        #expect(output.hasSuffix("ok\n"), "\(output)")
+    }
+}
+
+/// A child process whose end is awaited with a bound, and whose threads' stacks gdb can show.
+final class ChildRun: @unchecked Sendable {
+    private let process = Process()
+    private let pipe = Pipe()
+
+    static func start(_ executable: URL, _ arguments: [String]) async throws -> ChildRun {
+        let run = ChildRun()
+        run.process.executableURL = executable
+        run.process.arguments = arguments
+        run.process.standardOutput = run.pipe
+        run.process.standardError = run.pipe
+        try run.process.run()
+        return run
+    }
+
+    /// Whether the process ended within `bound` (polled every 50 ms).
+    func wait(upTo bound: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + bound
+        while process.isRunning, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return !process.isRunning
+    }
+
+    var status: Int32 { process.terminationStatus }
+
+    /// What it printed (read once it ended, or was killed).
+    func output() -> String {
+        String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    /// The frames of every thread that hold a lock the deadlock is about
+    /// (URLSession, dispatch, task status), as gdb shows them; at most 60 lines.
+    func stacks() -> String {
+        let gdb = Process()
+        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
+        gdb.arguments = ["-p", String(process.processIdentifier), "-batch", "-ex", "thread apply all bt"]
+        let out = Pipe()
+        gdb.standardOutput = out
+        gdb.standardError = FileHandle.nullDevice
+        guard (try? gdb.run()) != nil else { return "(gdb did not start)" }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        gdb.waitUntilExit()
+        let wanted = ["Thread ", "cancel", "StatusRecord", "_dispatch_sync", "URLSession", "CancelStorm"]
+        return text.split(separator: "\n").filter { line in wanted.contains { line.contains($0) } }
+            .prefix(60).joined(separator: "\n")
+    }
+
+    func kill() {
+        process.terminate()
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
