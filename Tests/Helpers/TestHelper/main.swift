@@ -96,7 +96,8 @@ else {
             + " | outbox-churn <folder> <server folder> <run> <count>"
             + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>"
             + " | save <folder> <channel> <id> | delete <folder> <channel> <id> | rekey <folder> <from> <to>"
-            + " | cancel-storm <client|raw> <rounds> <requests>", status: 2)
+            + " | cancel-storm <client|raw> <rounds> <requests>"
+            + " | liveness <folder> <family> <seed> <rounds|<n>s> [<bound ms>]", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
 do {
