@@ -87,10 +87,10 @@ let package = Package(
             ],
             path: "Samples/Matrix"
         ),
-        // A second process for the tests (two processes on one cache folder); not a product.
+        // A second process for the tests (two processes on one cache folder, liveness campaigns); not a product.
         .executableTarget(
             name: "flatcache-test-helper",
-            dependencies: ["FlatCache", "FlatCacheMatrix"],
+            dependencies: ["FlatCache", "FlatCacheMatrix", "FlatCacheTesting"],
             path: "Tests/Helpers/TestHelper"
         ),
         .testTarget(

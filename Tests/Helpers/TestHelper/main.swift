@@ -42,6 +42,10 @@ import Foundation
 // with `rotateKey(to:)` or `migrate(encryption:)`, and prints `changed
 // <microseconds>` (see `KeyRotation`). For kills in the middle of a key change.
 //
+// `flatcache-test-helper liveness <folder> <family> <seed> <rounds|<n>s> [<bound ms>]`
+// cancels listeners and calls at random moments while changes flow, and
+// checks that each ends within the bound (see `Liveness`).
+//
 // `flatcache-test-helper cancel-storm <client|raw> <rounds> <requests>`
 // cancels `requests` long polls at once as their answers arrive, `rounds`
 // times, through `MatrixClient` or `URLSession.data(for:)`, and prints `ok`
@@ -82,6 +86,7 @@ func holdEveryLock(of folder: URL, for seconds: Double) -> Never {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count > 1, arguments[1] == "liveness" { Liveness.start(arguments) }
 guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold", "sweep"].contains(arguments[1]))
     || (arguments.count == 6 && ["flush-churn", "outbox-churn"].contains(arguments[1]))
 else {
@@ -91,7 +96,8 @@ else {
             + " | outbox-churn <folder> <server folder> <run> <count>"
             + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>"
             + " | save <folder> <channel> <id> | delete <folder> <channel> <id> | rekey <folder> <from> <to>"
-            + " | cancel-storm <client|raw> <rounds> <requests>", status: 2)
+            + " | cancel-storm <client|raw> <rounds> <requests>"
+            + " | liveness <folder> <family> <seed> <rounds|<n>s> [<bound ms>]", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
 do {
