@@ -62,7 +62,8 @@ enum Synapse {
         return TestUser(userID: registered.userID, client: service.authenticated(with: registered.accessToken))
     }
 
-    private struct Registered: Decodable {
+    /// The answer to an application service's `/register`.
+    struct Registered: Decodable {
         var userID: String
         var accessToken: String
         enum CodingKeys: String, CodingKey {
