@@ -36,7 +36,7 @@ public struct MatrixClient: Sendable {
     ///
     /// - Parameters:
     ///   - homeserver: An `http` or `https` URL.
-    ///   - accessToken: From ``MatrixAccount/login(homeserver:user:password:deviceName:)``, or `nil`.
+    ///   - accessToken: From ``MatrixAccount/login(homeserver:user:password:deviceName:configuration:)``, or `nil`.
     ///   - configuration: The URLSession's configuration; ephemeral, without a cache, by default.
     ///     Its `httpMaximumConnectionsPerHost` bounds the connections open to the homeserver.
     /// - Throws: ``MatrixError/invalidArgument(_:)`` for another kind of URL.

@@ -9,8 +9,13 @@ extension MatrixSource {
     /// server for each room.
     ///
     /// ```swift
-    /// try await source.prefetchNewestPages(eventsPerRoom: pageSize + 21)
-    /// for roomID in rooms { try await collection(for: roomID).start() }  // no request for the newest pages
+    /// let account = try await MatrixAccount.resume(homeserver: homeserver, accessToken: accessToken)
+    /// let source = MatrixSource(client: account.client)
+    /// let cache = try MatrixCache(directory: folder)
+    /// let rooms = try await source.prefetchNewestPages(eventsPerRoom: 50 + 21)
+    /// for roomID in rooms {  // no request for the newest pages
+    ///     try await MessageCollection(channelURL: roomID, store: cache.messages, source: source, pageSize: 50).start()
+    /// }
     /// await source.endPrefetch()
     /// ```
     ///
