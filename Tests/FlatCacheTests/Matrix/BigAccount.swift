@@ -51,7 +51,7 @@ struct BigAccount: Sendable {
         let started = ContinuousClock.now
         let service = try MatrixClient(homeserver: homeserver, accessToken: asToken)
         let localpart = "seed_big_\(UUID().uuidString.prefix(8).lowercased())"
-        let registered: Synapse.Registered = try await service.post(
+        let registered: Registered = try await service.post(
             ["register"], body: ["type": "m.login.application_service", "username": localpart])
         let user = service.authenticated(with: registered.accessToken)
 
@@ -99,6 +99,17 @@ struct BigAccount: Sendable {
     }
 
     // MARK: - Requests
+
+    /// The application service's `/register` answer. Declared here, not taken from the tests'
+    /// `Synapse`: this file is shared with `flatcache-bench` (a symbolic link), which has no `Synapse`.
+    private struct Registered: Decodable {
+        var userID: String
+        var accessToken: String
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id"
+            case accessToken = "access_token"
+        }
+    }
 
     private struct Created: Decodable {
         var roomID: String
