@@ -9,9 +9,14 @@ enum OpenConnections {
 
     /// How many established connections process `pid` holds to `port` (on any address).
     static func count(of pid: Int32, toPort port: Int) -> Int {
+        localPorts(of: pid, toPort: port).count
+    }
+
+    /// The local ports of the established connections process `pid` holds to `port`.
+    static func localPorts(of pid: Int32, toPort port: Int) -> [Int] {
         let inodes = socketInodes(of: pid)
-        guard !inodes.isEmpty else { return 0 }
-        var count = 0
+        guard !inodes.isEmpty else { return [] }
+        var ports = [Int]()
         for table in ["tcp", "tcp6"] {
             // Read to the end: a /proc file's size says 0, which a whole-file read may trust.
             guard let file = FileHandle(forReadingAtPath: "/proc/\(pid)/net/\(table)") else { continue }
@@ -22,12 +27,13 @@ enum OpenConnections {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
                 guard fields.count > 9, fields[3] == "01",  // ESTABLISHED
                     let remotePort = fields[2].split(separator: ":").last.flatMap({ Int($0, radix: 16) }),
-                    remotePort == port, inodes.contains(String(fields[9]))
+                    remotePort == port, inodes.contains(String(fields[9])),
+                    let localPort = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) })
                 else { continue }
-                count += 1
+                ports.append(localPort)
             }
         }
-        return count
+        return ports
     }
 
     /// The inodes of the sockets among the process's open descriptors.
