@@ -94,8 +94,11 @@ extension CacheEngine {
     /// processes) wrote to the file in between, as if it had been written now.
     ///
     /// The base comes from memory when it knows the file and one `stat`
-    /// shows it unchanged; else the file is read on ``readQueue``, holding
-    /// its lock (so that no write comes in between), and kept.
+    /// shows it unchanged; else the file's bytes are read on ``readQueue``,
+    /// holding its lock (so that no write comes in between), and kept as they
+    /// are: they are checked and decoded only when the write finds the file
+    /// changed since, so a replace of a channel memory does not hold costs a
+    /// copy from the page cache, not a load (issue 32).
     func add<R: CacheRecord>(replacing change: Change<R>, to file: RecordFile, rule: AppendRule<R>?) async throws(FlatCacheError) {
         let stamps = try file.stamps()
         let added = locked { () -> Bool in
@@ -106,13 +109,13 @@ extension CacheEngine {
         if !added {
             try await reading { () throws(FlatCacheError) in
                 try self.storage.withLock(file) { () throws(FlatCacheError) in
-                    let read = try self.storage.loadLocked(file, as: R.self)
+                    let snapshot = try file.snapshot()
+                    let base = Change<R>.Base(stamps: snapshot.stamps, records: { [storage = self.storage] in
+                        storage.records(in: snapshot, of: file, as: R.self)
+                    })
                     self.locked {
-                        // Installed and added before the entry settles: a trim in between could drop it, and the change with it.
                         let entry = self.entry(file, rule: rule)
-                        let before = entry.cost
-                        _ = entry.install(read: read.records, tail: read.tail, bytes: read.bytes)
-                        self.add(change, base: Change.Base(records: read.records, tail: read.tail), to: entry, costBefore: before)
+                        self.add(change, base: base, to: entry, costBefore: entry.cost)
                     }
                 }
             }

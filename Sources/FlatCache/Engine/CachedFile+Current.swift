@@ -28,7 +28,7 @@ extension CachedFile {
     /// and no write of it is under way; `nil` otherwise. Engine lock held.
     func base(matching stamps: (data: FileStamp?, sidecar: FileStamp?)) -> Change<R>.Base? {
         guard writing.isEmpty, let (records, tail) = diskRecords, Self.matches(records, tail, stamps) else { return nil }
-        return Change<R>.Base(records: records, tail: tail)
+        return Change<R>.Base(stamps: stamps, records: { records })
     }
 
     func recordCount(in engine: CacheEngine) throws(FlatCacheError) -> Int? {
