@@ -45,12 +45,12 @@ extension CacheEngine {
         return entry
     }
 
-    /// Marks `entry` used, accounts for its new cost, and trims. Lock held.
-    func settle(_ entry: any EngineFile, costBefore: Int) {
+    /// Marks `entry` used, accounts for its new cost, and trims (unless the caller trims once after several). Lock held.
+    func settle(_ entry: any EngineFile, costBefore: Int, trimming: Bool = true) {
         clock += 1
         entry.lastUse = clock
         totalCost += entry.cost - costBefore
-        trim()
+        if trimming { trim() }
     }
 
     /// Forgets every file memory holds but those with changes waiting for

@@ -52,7 +52,8 @@ extension CacheEngine {
                     target.abandon(keepingChanges: keepingChangesOnFailure, staged: staged)
                     outcome = .failure(error)
                 }
-                settle(target, costBefore: before)
+                // One trim after the loop: a trim per file sorted every file for each one written (issue 32).
+                settle(target, costBefore: before, trimming: false)
                 reports.append(WriteReport(file: target.file, outcome: outcome, dropped: dropped[index]))
             }
             trim()
