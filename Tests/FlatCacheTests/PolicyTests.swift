@@ -172,6 +172,25 @@ final class TestClock: @unchecked Sendable {
         #expect(try ChannelUsage.read(cache.layout.usageFile, logger: recorder.logger).count == 1)
     }
 
+    @Test func withoutExpiryOpeningAndLoadingLeaveUsageUnreadUntilAWrite() async throws {
+        // Given a folder whose usage.lines is damaged, opened without maxAge
+        try await populate()
+        try Data("not base64\n".utf8).write(to: folder.appending("usage.lines"))
+        let recorder = LogRecorder()
+        var configuration = configuration()
+        configuration.logger = recorder.logger
+
+        // When it opens and loads, nothing reads the times (issue 32: an open of 1,000 channels read them all)
+        let cache = try ChatCache(directory: folder.url, configuration: configuration)
+        #expect(try await cache.messages.load(in: Self.url(0)).count == 20)
+        #expect(!recorder.entries.contains { $0.message.contains("usage.lines damaged") }, "the open read usage.lines")
+
+        // Then closing, which writes the times, reads the file first and starts it afresh
+        try await cache.close()
+        #expect(recorder.entries.contains { $0.message.contains("usage.lines damaged") })
+        #expect(try ChannelUsage.read(cache.layout.usageFile, logger: recorder.logger).count == 1)
+    }
+
     // MARK: - Size limit
 
     @Test func aSweepEvictsTheLeastRecentlyUsedChannelsDownToTheTarget() async throws {

@@ -30,10 +30,15 @@ struct Change<R: CacheRecord>: Sendable {
     /// an `async` save; `nil` for a synchronous one, written at once).
     var base: Base?
 
-    /// A file as a change found it: its records (`nil`: no file) and their tail.
+    /// A file as a change found it: the stamps of the data file and its
+    /// sidecar (data `nil`: no file), and its records then, worked out only
+    /// when a write finds the file changed since (another writer came in
+    /// between), so that the usual write, which finds it as it was, never
+    /// decodes it.
     struct Base: Sendable {
-        let records: [R]?
-        let tail: RecordFile.Tail?
+        let stamps: (data: FileStamp?, sidecar: FileStamp?)
+        /// The records then: `nil` for no file, or one that could not be trusted.
+        let records: @Sendable () -> [R]?
     }
 
     /// The records after the change, given those before it and the file's
@@ -42,21 +47,21 @@ struct Change<R: CacheRecord>: Sendable {
     func applied(to records: [R]?, current: (records: [R]?, tail: RecordFile.Tail?)?, dropped: inout Int) -> [R]? {
         let result = apply(records, &dropped)
         guard let rebase, let base, let current, !Self.same(base, current) else { return result }
-        return rebase(result, base.records, current.records, &dropped)
+        return rebase(result, base.records(), current.records, &dropped)
     }
 
     /// Whether `base` and `current` are the same file, by its stamps.
     private static func same(_ base: Base, _ current: (records: [R]?, tail: RecordFile.Tail?)) -> Bool {
-        if base.records == nil || current.records == nil { return base.records == nil && current.records == nil }
-        guard let then = base.tail, let now = current.tail else { return false }
-        return then.stamp == now.stamp && then.sidecarStamp == now.sidecarStamp
+        guard base.stamps.data != nil else { return current.records == nil }
+        guard current.records != nil, let now = current.tail else { return false }
+        return base.stamps.data == now.stamp && base.stamps.sidecar == now.sidecarStamp
     }
 
     /// Whether a write that finds the file with `stamps` must read it to apply ``rebase``.
     func needsFile(_ stamps: (data: FileStamp?, sidecar: FileStamp?)) -> Bool {
         guard rebase != nil, let base else { return false }
-        guard base.records != nil else { return stamps.data != nil }
-        return base.tail?.stamp != stamps.data || base.tail?.sidecarStamp != stamps.sidecar
+        guard base.stamps.data != nil else { return stamps.data != nil }
+        return base.stamps.data != stamps.data || base.stamps.sidecar != stamps.sidecar
     }
 
     /// A flag that closures set from any thread.

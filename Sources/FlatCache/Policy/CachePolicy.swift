@@ -92,9 +92,12 @@ final class CachePolicy: @unchecked Sendable {
         }
     }
 
-    /// Reads `usage.lines` when the cache opens.
+    /// Reads `usage.lines` when the cache opens and expiry needs its times
+    /// (``maxAge``). Without expiry nothing reads them before a write or a
+    /// sweep, and both read the file themselves (the later time of each
+    /// wins), so opening skips it: at 1,000 channels it was most of an open (issue 32).
     func open() {
-        refreshUsage()
+        if maxAge != nil { refreshUsage() }
     }
 
     /// Writes the times in memory to `usage.lines` when they changed since

@@ -188,7 +188,7 @@ struct RecordFile: Sendable, Hashable {
     /// Costs one pass of SHA256 over the file, only when the whole file did
     /// not match. Call with the file's lock held.
     /// - Returns: The whole prefix and its hash state, or `nil` when no prefix matches.
-    private func recoverUnfinishedAppend(_ data: Data, recorded: SHA256Digest) -> (data: Data, hasher: SHA256Hasher)? {
+    func recoverUnfinishedAppend(_ data: Data, recorded: SHA256Digest) -> (data: Data, hasher: SHA256Hasher)? {
         var hasher = SHA256Hasher()
         var start = 0
         let found: Int? = data.withUnsafeBytes { bytes in

@@ -178,6 +178,14 @@ struct RecordStorage: Sendable {
         return (nil, nil, 0)
     }
 
+    /// The records `snapshot` of `file` held (see ``RecordFile/lines(in:)``);
+    /// `nil` when there was no file or it could not be trusted. Reports and moves nothing:
+    /// the file has been replaced by the time anyone asks.
+    func records<R: CacheRecord>(in snapshot: RecordFile.Snapshot, of file: RecordFile, as type: R.Type) -> [R]? {
+        guard let lines = file.lines(in: snapshot) else { return nil }
+        return try? decode(lines, as: type)
+    }
+
     /// Whether `path` holds a regular file or nothing: what a write may replace.
     private static func isFileOrMissing(_ path: String) throws(FlatCacheError) -> Bool {
         switch try FileSystem.entry(at: path) {

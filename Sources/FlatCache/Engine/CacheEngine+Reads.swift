@@ -1,0 +1,112 @@
+import Foundation
+
+/// Loads: from memory when `stat`s prove the file unchanged, else read (and kept).
+extension CacheEngine {
+    /// The records of `file` with every change applied, from memory when it
+    /// holds them and the file is unchanged on disk, else read (and kept).
+    ///
+    /// Blocks: call it from ``readQueue`` (or a thread that may block).
+    func records<R: CacheRecord>(
+        _ file: RecordFile, rule: AppendRule<R>? = nil, tier: CacheTier = .memoryAndDisk
+    ) throws(FlatCacheError) -> [R]? {
+        switch tier {
+        case .memory: return try memoryOnlyRecords(file)
+        case .disk: return try diskRecords(file, as: R.self)
+        case .memoryAndDisk: break
+        }
+        if case .some(let hit) = try memoryHit(file, as: R.self) { return hit }
+        return try storage.withLock(file) { () throws(FlatCacheError) -> [R]? in
+            let read = try storage.loadLocked(file, as: R.self)
+            return locked {
+                counts.memoryMisses += 1
+                if read.records == nil { counts.diskMisses += 1 } else { counts.diskHits += 1 }
+                let entry = self.entry(file, rule: rule)
+                let before = entry.cost
+                let records = entry.install(read: read.records, tail: read.tail, bytes: read.bytes)
+                settle(entry, costBefore: before)
+                return records
+            }
+        }
+    }
+
+    /// ``CacheTier/memory``: the records of `file` from memory, or `nil`; never a read.
+    func memoryOnlyRecords<R: CacheRecord>(_ file: RecordFile) throws(FlatCacheError) -> [R]? {
+        if case .some(let hit) = try memoryHit(file, as: R.self) { return hit }
+        locked { counts.memoryMisses += 1 }
+        return nil
+    }
+
+    /// ``CacheTier/disk``: the records in `file` as read now, after its
+    /// changes waiting for write-behind are written; nothing kept in memory.
+    /// Blocks.
+    func diskRecords<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]? {
+        try writeWaitingChanges(file)
+        return try storage.withLock(file) { () throws(FlatCacheError) -> [R]? in
+            let read = try storage.loadLocked(file, as: R.self)
+            locked { if read.records == nil { counts.diskMisses += 1 } else { counts.diskHits += 1 } }
+            return read.records
+        }
+    }
+
+    /// The records of `file` from memory, when it holds them and one `stat`
+    /// shows the file unchanged; `.none` otherwise. No read, no file lock.
+    func memoryHit<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]?? {
+        guard let entry = cachedEntry(file, as: R.self) else { return .none }
+        return current(entry, onDisk: try file.stamps())
+    }
+
+    /// The entry of `file` when it holds records of type `R`.
+    @_specialize(where R == ChatMessage)
+    private func cachedEntry<R: CacheRecord>(_ file: RecordFile, as type: R.Type) -> CachedFile<R>? {
+        locked { files[file.path] as? CachedFile<R> }
+    }
+
+    /// `entry`'s records when `stamps` show its file as memory knows it.
+    @_specialize(where R == ChatMessage)
+    private func current<R: CacheRecord>(
+        _ entry: CachedFile<R>, onDisk stamps: (data: FileStamp?, sidecar: FileStamp?)
+    ) -> [R]?? {
+        locked {
+            // Still the file's entry (not evicted from the engine meanwhile).
+            guard files[entry.file.path] === entry else { return .none }
+            let before = entry.cost
+            let found = entry.current(onDisk: stamps)
+            if found != nil {
+                counts.memoryHits += 1
+                settle(entry, costBefore: before)
+            }
+            return found
+        }
+    }
+
+    /// ``records(_:rule:)`` for `async` callers: a memory hit is answered
+    /// on the caller's thread (two `stat`s, no read, no file lock); a miss is
+    /// read on ``readQueue``, never on a cooperative-pool thread.
+    func records<R: CacheRecord>(
+        _ file: RecordFile, rule: AppendRule<R>? = nil, tier: CacheTier = .memoryAndDisk
+    ) async throws(FlatCacheError) -> [R]? {
+        if tier == .memory { return try memoryOnlyRecords(file) }
+        if tier == .memoryAndDisk, case .some(let hit) = try memoryHit(file, as: R.self) { return hit }
+        return try await BlockingWork.run(on: readQueue) { () throws(FlatCacheError) in
+            try self.records(file, rule: rule, tier: tier)
+        }
+    }
+
+    /// Makes memory hold `file` as it is on disk (read when memory does not
+    /// hold it current), so that a memory-only change applies over what the
+    /// file holds and a memory-only load sees it. Blocks.
+    func readIntoMemory<R: CacheRecord>(_ file: RecordFile, rule: AppendRule<R>?) throws(FlatCacheError) {
+        let _: [R]? = try records(file, rule: rule, tier: .memoryAndDisk)
+    }
+
+    /// For every file with changes waiting for write-behind (or memory-only
+    /// ones), by path, how many records it holds with them applied (`nil`:
+    /// no file then): what ``ChatCache/statistics()`` counts for it instead
+    /// of its lines on disk. Reads a file memory does not know; blocks.
+    func recordCountsWithChanges() throws(FlatCacheError) -> [String: Int?] {
+        let changed = locked { files.values.filter { $0.isDirty || $0.hasMemoryOnlyChanges } }
+        var counts = [String: Int?]()
+        for entry in changed { counts[entry.file.path] = try entry.recordCount(in: self) }
+        return counts
+    }
+}

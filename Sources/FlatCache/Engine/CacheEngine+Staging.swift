@@ -1,0 +1,127 @@
+import Foundation
+
+/// How a flush writes its files together: staged, synchronized, committed,
+/// and then what memory knows of each settled.
+extension CacheEngine {
+    /// Writes the waiting changes of `targets` together: every file staged,
+    /// then (synchronized) all synced at once, then all committed, then the
+    /// commits synced; each file either lands or keeps its old content. Then
+    /// memory learns what is on disk, still under the files' locks, so that
+    /// no read or write of them comes in between. Call holding their locks.
+    func writeLocked(_ targets: [any EngineFile], keepingChangesOnFailure: Bool) -> [WriteReport] {
+        let steps = Slots<Result<StagedStep, FlatCacheError>>(repeating: .success(.noChanges), count: targets.count)
+        let dropped = Slots(repeating: 0, count: targets.count)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        BlockingWork.forEach(targets.count, width: targets.count >= 8 ? cores : 1) { index in
+            steps[index] = Result { () throws(FlatCacheError) in try targets[index].stage(in: self) }
+            dropped[index] = targets[index].droppedInWrite
+        }
+        if storage.synchronized { synchronizeStaged(steps) }
+        commit(steps, files: targets.map(\.file))
+        if storage.synchronized { synchronizeCommitted(steps) }
+        return settle(targets, steps, dropped: dropped, keepingChangesOnFailure: keepingChangesOnFailure, staged: true)
+    }
+
+    /// Tells each target what its write did, and reports it.
+    func settle(
+        _ targets: [any EngineFile], _ steps: Slots<Result<StagedStep, FlatCacheError>>, dropped: Slots<Int>,
+        keepingChangesOnFailure: Bool, staged: Bool
+    ) -> [WriteReport] {
+        var written = 0
+        var stamps = [(name: String, stamp: FileStamp)]()
+        var changed = [String]()
+        let reports = locked {
+            var reports = [WriteReport]()
+            for (index, target) in targets.enumerated() {
+                let before = target.cost
+                let outcome: Result<RecordFile.WriteOutcome?, FlatCacheError>
+                switch steps[index] {
+                case .success(.write(let staged)):
+                    target.finish(tail: staged.tail)
+                    changed.append(target.file.path)
+                    outcome = .success(staged.outcome)
+                    written += staged.bytesWritten
+                    if staged.bytesWritten > 0 { stamps.append((staged.file.name, staged.tail.stamp)) }
+                case .success(.remove), .success(.nothing):
+                    target.finish(tail: nil)
+                    changed.append(target.file.path)
+                    outcome = .success(nil)
+                case .success(.noChanges):
+                    outcome = .success(nil)
+                case .failure(let error):
+                    target.abandon(keepingChanges: keepingChangesOnFailure, staged: staged)
+                    outcome = .failure(error)
+                }
+                // One trim after the loop: a trim per file sorted every file for each one written (issue 32).
+                settle(target, costBefore: before, trimming: false)
+                reports.append(WriteReport(file: target.file, outcome: outcome, dropped: dropped[index]))
+            }
+            trim()
+            return reports
+        }
+        if !stamps.isEmpty { policy.usage.wrote(stamps) }
+        // On disk now: what other instances on the folder read (this one knew it from memory).
+        hub.changed(changed)
+        if policy.wrote(bytes: written) { writeQueue.async { [self] in sweeper(self) } }
+        return reports
+    }
+
+    private func synchronizeStaged(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {
+        BlockingWork.forEach(steps.all.count, width: 8) { index in
+            guard case .success(.write(let staged)) = steps[index] else { return }
+            do throws(FlatCacheError) {
+                try staged.file.synchronize(staged)
+            } catch {
+                staged.file.discard(staged)
+                steps[index] = .failure(error)
+            }
+        }
+    }
+
+    private func commit(_ steps: Slots<Result<StagedStep, FlatCacheError>>, files: [RecordFile]) {
+        for index in steps.all.indices {
+            do throws(FlatCacheError) {
+                switch steps[index] {
+                case .success(.write(var staged)):
+                    try staged.file.commit(&staged)
+                    steps[index] = .success(.write(staged))
+                case .success(.remove):
+                    try files[index].remove()
+                default:
+                    continue
+                }
+            } catch {
+                steps[index] = .failure(error)
+            }
+        }
+    }
+
+    /// Syncs the sidecars appends wrote in place, and once each folder where files were renamed.
+    private func synchronizeCommitted(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {
+        var folders = [String: [Int]]()
+        var sidecars = [Int]()
+        for (index, step) in steps.all.enumerated() {
+            guard case .success(.write(let staged)) = step else { continue }
+            switch staged.kind {
+            case .unchanged: break
+            case .append: sidecars.append(index)
+            case .replace: folders[FileSystem.parent(of: staged.file.path), default: []].append(index)
+            }
+        }
+        let folderList = Array(folders)
+        let sidecarIndices = sidecars
+        BlockingWork.forEach(sidecarIndices.count + folderList.count, width: 8) { job in
+            do throws(FlatCacheError) {
+                if job < sidecarIndices.count {
+                    guard case .success(.write(let staged)) = steps[sidecarIndices[job]] else { return }
+                    try FileSystem.synchronizeFile(at: staged.file.sidecarPath)
+                } else {
+                    try FileSystem.synchronizeDirectory(at: folderList[job - sidecarIndices.count].key)
+                }
+            } catch {
+                let failed = job < sidecarIndices.count ? [sidecarIndices[job]] : folderList[job - sidecarIndices.count].value
+                for index in failed { steps[index] = .failure(error) }
+            }
+        }
+    }
+}

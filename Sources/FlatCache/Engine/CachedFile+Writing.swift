@@ -1,0 +1,109 @@
+import Foundation
+
+/// A write of the changes waiting: staged holding the file's lock, then finished
+/// (memory learns what is on disk) or abandoned.
+extension CachedFile {
+    /// What a write starts from: what is on disk as known when it began.
+    enum Base {
+        case unknown
+        case records([R]?, tail: RecordFile.Tail?, ids: Set<Int64>?)
+        /// For changes that only append: enough to check and append them.
+        case end(count: Int, last: R?, ids: Set<Int64>, tail: RecordFile.Tail)
+    }
+
+    func stage(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
+        let (changes, added, known) = engine.locked { () -> ([Change<R>], (records: [R], lines: [Data])?, Base) in
+            writing = pending
+            pending = []
+            let added = Self.appended(writing)
+            if case .viewPrefix(let count, let tail) = disk, added != nil, let rule, case .some(let records?) = view {
+                if diskIDs == nil { diskIDs = Set(records[..<count].lazy.map(rule.id)) }
+                return (writing, added, .end(count: count, last: count > 0 ? records[count - 1] : nil, ids: diskIDs!, tail: tail))
+            }
+            if case .summary(let count, let last, let tail) = disk, added != nil, let ids = diskIDs {
+                return (writing, added, .end(count: count, last: last, ids: ids, tail: tail))
+            }
+            guard let (records, tail) = diskRecords else { return (writing, added, .unknown) }
+            return (writing, added, .records(records, tail: tail, ids: diskIDs))
+        }
+        guard !changes.isEmpty else { return .noChanges }
+        let stamps = try file.stamps()
+        var base = Base.unknown
+        var read: [R]?
+        switch known {
+        case .end(_, _, _, let tail) where Self.matches([], tail, stamps): base = known
+        case .records(let records, let tail, _) where Self.matches(records, tail, stamps): base = known
+        default: break
+        }
+        // Changes from the last one that replaces everything on need not know what is on disk.
+        let start = changes.lastIndex(where: \.replacesAll) ?? 0
+        // What the attachment says of the old content is not true of the new: it goes first.
+        if changes[start].replacesAll { try file.removeAttachment() }
+        // A replace made before another writer changed the file carries what that writer did over it: it needs the file.
+        let rebases = changes[start].needsFile(stamps)
+        if case .unknown = base, (start == 0 && !changes[0].replacesAll) || rebases {
+            let found = try engine.storage.loadLocked(file, as: R.self)
+            (base, read) = (.records(found.records, tail: found.tail, ids: nil), found.records ?? [])
+        }
+        // New records after the last: append their lines, without applying the changes one by one.
+        if let rule, let added, let staged = try stageAppend(added, to: base, rule: rule) {
+            (installing, appending) = ((nil, 0), (staged.count, added.records, read))
+            return .write(staged.write)
+        }
+        var onDisk: [R]?
+        var current: (records: [R]?, tail: RecordFile.Tail?)?
+        switch base {
+        case .unknown: onDisk = nil
+        case .records(let records, let tail, _): (onDisk, current) = (records, rebases ? (records, tail) : nil)
+        case .end:
+            // The same records as at the start: what memory knows of the disk only changes under the file's lock.
+            if let known = engine.locked({ diskRecords }) {
+                onDisk = known.records
+            } else {
+                onDisk = try engine.storage.loadLocked(file, as: R.self).records
+            }
+        }
+        var dropped = 0
+        let result = changes[start...].reduce(onDisk) { $1.applied(to: $0, current: current, dropped: &dropped) }
+        installing = (result, dropped)
+        if changes[start...].contains(where: { $0.voidsAttachment?.isSet ?? false }) { try file.removeAttachment() }
+        guard let result else { return stamps.data == nil ? .nothing : .remove }
+        return .write(try engine.storage.stageReplace(file, try engine.storage.serialize(result)))
+    }
+
+    /// The records dropped by retention in the write just staged.
+    var droppedInWrite: Int { installing.dropped }
+
+    @_specialize(where R == ChatMessage)
+    func finish(tail: RecordFile.Tail?) {
+        if let (onDiskCount, added, read) = appending, let tail {
+            finishAppend(onDiskCount: onDiskCount, added: added, read: read, tail: tail)
+        } else {
+            let records = installing.records
+            if let tail, let records, tail.lineCount == records.count {
+                setDisk(.known(records: records, tail: tail))
+            } else {
+                setDisk(records == nil ? .known(records: nil, tail: nil) : .unknown)
+            }
+            setView(.none, extendsDisk: false)
+        }
+        writing = []
+        installing = (nil, 0)
+        appending = nil
+        updateCost()
+    }
+
+    func abandon(keepingChanges: Bool, staged: Bool) {
+        if keepingChanges {
+            pending = writing + pending
+        } else if !staged {
+            pending = []
+        }
+        writing = []
+        setDisk(.unknown)
+        setView(.none, extendsDisk: false)
+        installing = (nil, 0)
+        appending = nil
+        updateCost()
+    }
+}
