@@ -112,22 +112,33 @@ struct RecordFile: Sendable, Hashable {
     /// Reads the data file and checks its digest against the sidecar (and
     /// what a crash may have left, as ``load(finishing:)`` describes), without
     /// decoding its lines: for a read that needs only a few of them.
+    ///
+    /// A file this process checked before (``VerifiedFiles``) is not hashed
+    /// again while its stamp and its sidecar's are those it had then.
     func verify(finishing: Bool = true) throws(FlatCacheError) -> (found: Verified, tail: Tail?) {
-        let (found, tail, _) = try check(finishing: finishing)
+        let (found, tail, _) = try check(finishing: finishing, trustingProofs: true)
         return (found, tail)
     }
 
     /// Reads the data file as ``verify(finishing:)`` does, and also says how
     /// many bytes an unfinished append left after the whole prefix the
     /// sidecar names (0 when none): for `verify`, which reports them.
-    func check(finishing: Bool) throws(FlatCacheError) -> (found: Verified, tail: Tail?, unfinishedBytes: Int) {
+    ///
+    /// - Parameter trustingProofs: Whether a check this process made before
+    ///   (``VerifiedFiles``) stands for this one while both files' stamps are
+    ///   unchanged; `verify` hashes every file whatever this process knows.
+    func check(
+        finishing: Bool, trustingProofs: Bool = false
+    ) throws(FlatCacheError) -> (found: Verified, tail: Tail?, unfinishedBytes: Int) {
         var data: Data
         var stamp: FileStamp
         let sidecar: Data?
         var sidecarStamp: FileStamp?
+        let started = VerifiedFiles.now()
         do {
             guard let found = try FileSystem.readFile(at: path) else { return (.missing, nil, 0) }
             (data, stamp) = found
+            if trustingProofs, let proven = try proven(data, stamp: stamp) { return proven }
             let sidecarFile = try FileSystem.readFile(at: sidecarPath)
             (sidecar, sidecarStamp) = (sidecarFile?.contents, sidecarFile?.stamp)
         } catch where FileSystem.isNotARegularFile(error) {
@@ -144,6 +155,11 @@ struct RecordFile: Sendable, Hashable {
             recorded = .failure(error)
         }
         if case .success(actual) = recorded {
+            // What the stamps describe is what was hashed only when the read found the size `stat` gave.
+            if let sidecarStamp, data.count == stamp.size {
+                let proof = VerifiedFiles.Proof(data: stamp, sidecar: sidecarStamp, hasher: hasher)
+                VerifiedFiles.shared.remember(path, proof, checkStarted: started)
+            }
             return decoded(data, stamp: stamp, sidecarStamp: sidecarStamp, hasher: hasher)
         }
         // A replace cut short names the data exactly in its waiting sidecar: try that first.
@@ -167,6 +183,17 @@ struct RecordFile: Sendable, Hashable {
             let found = decoded(whole.data, stamp: cut, sidecarStamp: sidecarStamp, hasher: whole.hasher)
             return (found.found, found.tail, data.count - whole.data.count)
         }
+    }
+
+    /// `data` (read with `stamp`) as verified, when this process checked
+    /// these very bytes before: the data file's stamp was the proof's when it
+    /// was opened and still is after the read (no write in between), and the
+    /// sidecar's is the proof's. `nil` when that is not known: then hash.
+    private func proven(_ data: Data, stamp: FileStamp) throws(FlatCacheError) -> (found: Verified, tail: Tail?, unfinishedBytes: Int)? {
+        guard let proof = VerifiedFiles.shared.proof(for: path), proof.data == stamp, data.count == stamp.size,
+            try FileSystem.stamp(at: sidecarPath) == proof.sidecar, try FileSystem.stamp(at: path) == stamp
+        else { return nil }
+        return decoded(data, stamp: stamp, sidecarStamp: proof.sidecar, hasher: proof.hasher)
     }
 
     /// `data` as verified, and its tail when its `stamp` on disk is known.
