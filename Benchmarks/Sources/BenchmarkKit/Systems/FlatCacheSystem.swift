@@ -89,6 +89,17 @@ package final class FlatCacheSystem: CacheSystem {
         }
     }
 
+    /// `flatcache verify` through the library: every file against its sidecar, every record decoded.
+    package func verifyEverything() throws -> Int {
+        try waiting { [cache] in
+            let files = try await cache.verify()
+            if let bad = files.first(where: { !$0.isValid }) {
+                throw BenchmarkError("verify: \(bad.path): \(bad.problem ?? "bad")")
+            }
+            return files.filter { $0.path.hasPrefix("messages/") }.reduce(0) { $0 + $1.records }
+        }
+    }
+
     package func openAndLoadChannelList() throws -> Int {
         try waiting { [folder, configuration] in
             try await ChatCache<ChatMessage, ChatChannel, ChatUser>(directory: folder, configuration: configuration)
