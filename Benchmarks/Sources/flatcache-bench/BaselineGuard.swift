@@ -27,6 +27,9 @@ struct BaselineGuard {
         for number in 1...passes {
             for workload in workloads {
                 let result = try pass(workload, number: number)
+                // Each pass's ratios as they come, so a long recording shows its spread before it ends.
+                progress(result.guardRatios.map { "[\(workload.name)] pass \(number): \($0.row): " + String(format: "%.2fx", $0.ratio) }
+                    .joined(separator: "\n"))
                 for (row, ratio) in result.guardRatios {
                     if ratios[workload.name, default: [:]][row] == nil { order[workload.name, default: []].append(row) }
                     ratios[workload.name, default: [:]][row, default: []].append(ratio)

@@ -48,7 +48,7 @@ struct Run: ParsableCommand {
     var baseline = "baseline.json"
 
     @Option(help: "Passes of every workload that --record-baseline measures.")
-    var passes = 3
+    var passes = 5
 
     @Option(help: "Why the baseline is recorded, kept in the file (with --record-baseline).")
     var reason = "not given"
@@ -58,7 +58,7 @@ struct Run: ParsableCommand {
 
     func validate() throws {
         if let rounds, rounds < 1 { throw ValidationError("Please give --rounds a number of at least 1.") }
-        if let workload, Workload.named(workload) == nil { throw ValidationError("Please give --workload S, L or XL.") }
+        if let workload, !["S", "L", "XL"].contains(workload) { throw ValidationError("Please give --workload S, L or XL.") }
         if passes < 1 { throw ValidationError("Please give --passes a number of at least 1.") }
         if checkBaseline && recordBaseline { throw ValidationError("Please give --check-baseline or --record-baseline, not both.") }
         if (checkBaseline || recordBaseline) && workload == "XL" {
