@@ -45,6 +45,8 @@ struct RunSelection {
     /// The sections the full report has beyond the main table: policies, collections,
     /// encryption, the engine and its limits, memory and allocations.
     var extras: Bool
+    /// FlatCache without its default size limit (256 MiB), which would sweep XL's folder during its cold save.
+    var unlimitedSize = false
 
     /// Everything: the report `Benchmarks/run` prints and `--check-targets` checks.
     static let full = RunSelection(
@@ -60,7 +62,7 @@ struct RunSelection {
     static let extraLarge = RunSelection(
         systems: [.flatCache, .sqlite],
         operations: [.coldSave, .load, .upsert, .changeLog, .pagesWarm, .pagesCold, .loadAgain, .openList, .verify],
-        durabilities: [false], extras: false)
+        durabilities: [false], extras: false, unlimitedSize: true)
 }
 
 /// The measurements of one workload.
@@ -128,7 +130,7 @@ struct WorkloadRun {
                 prepare: { kind, _ in
                     open[kind] = nil
                     try? FileManager.default.removeItem(at: place(kind))
-                    open[kind] = try kind.open(in: place(kind), durable: durable)
+                    open[kind] = try kind.open(in: place(kind), durable: durable, unlimitedSize: selection.unlimitedSize)
                 }
             ) { kind, _ in try system(kind).saveEverything(workload) }
 
@@ -195,7 +197,8 @@ struct WorkloadRun {
             let place = base.appendingPathComponent("limited-" + kind.rawValue.filter { $0.isLetter })
             try? FileManager.default.removeItem(at: place)
             let limit = workload.messages.map(\.count).max() ?? 1
-            limited[kind] = try kind.open(in: place, durable: durable, messageLimit: limit)
+            limited[kind] = try kind.open(
+                in: place, durable: durable, messageLimit: limit, unlimitedSize: selection.unlimitedSize)
             try limited[kind]!.saveEverything(workload)
         }
         return try interleaved(

@@ -45,9 +45,13 @@ package enum SystemKind: String, CaseIterable, Sendable {
 
     /// Opens (creating when needed) this system's store in `folder`; with
     /// `messageLimit`, each channel keeps only its newest `messageLimit` messages.
-    package func open(in folder: URL, durable: Bool, messageLimit: Int? = nil) throws -> any CacheSystem {
+    /// With `unlimitedSize`, FlatCache has no size limit (SQLite never has one).
+    package func open(in folder: URL, durable: Bool, messageLimit: Int? = nil, unlimitedSize: Bool = false) throws -> any CacheSystem {
         switch self {
-        case .flatCache: try FlatCacheSystem(folder: folder, durable: durable, messageLimit: messageLimit)
+        case .flatCache:
+            try FlatCacheSystem(
+                folder: folder, durable: durable, messageLimit: messageLimit,
+                sizeLimit: unlimitedSize ? nil : Configuration.defaultSizeLimit)
         case .sqlite: try SQLiteSystem(folder: folder, durable: durable, messageLimit: messageLimit)
         case .handWritten: try HandWrittenSystem(folder: folder, durable: durable, messageLimit: messageLimit)
         }

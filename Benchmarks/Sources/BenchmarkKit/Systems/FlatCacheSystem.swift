@@ -11,11 +11,15 @@ package final class FlatCacheSystem: CacheSystem {
 
     /// With `messageLimit` nil, no retention cut: upserts grow channels by one a round.
     /// With `encryption`, every file is sealed (``Configuration/encryption``).
-    package init(folder: URL, durable: Bool, messageLimit: Int?, encryption: Encryption? = nil) throws {
+    /// With `sizeLimit` nil, the folder is never swept (XL's folder is larger than the default limit).
+    package init(
+        folder: URL, durable: Bool, messageLimit: Int?, encryption: Encryption? = nil,
+        sizeLimit: Int? = Configuration.defaultSizeLimit
+    ) throws {
         self.folder = folder
         configuration = Configuration(
             maxMessagesPerChannel: messageLimit ?? 1_000_000, durability: durable ? .synchronized : .atomic,
-            encryption: encryption)
+            sizeLimit: sizeLimit, encryption: encryption)
         cache = try ChatCache(directory: folder, configuration: configuration)
     }
 
