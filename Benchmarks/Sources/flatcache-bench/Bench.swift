@@ -29,7 +29,7 @@ struct Run: ParsableCommand {
     @Flag(help: "Workload S only, 3 rounds: under a minute.")
     var quick = false
 
-    @Option(help: "Measured rounds per operation, after one warm-up round. (default: 5, or 3 with --quick, or 7 for the guard, or 3 for XL)")
+    @Option(help: "Measured rounds per operation, after one warm-up round. (default: 5, or 3 with --quick, or 3 for XL; for the guard 7, or the baseline's rounds)")
     var rounds: Int?
 
     @Option(help: "Run only this workload: S, L, or XL (10,000 channels x 100 messages, its own rows, no targets). (default: S and L, or S with --quick)")
@@ -89,9 +89,11 @@ struct Run: ParsableCommand {
 
     /// `--check-baseline` and `--record-baseline`.
     private func runGuard(root: URL) throws {
-        let chosen = workload.flatMap(Workload.named).map { [$0] } ?? [Workload.small(), Workload.large()]
-        let guardRun = BaselineGuard(workloads: chosen, rounds: rounds ?? 7, scratch: root)
         let url = URL(fileURLWithPath: baseline)
+        // A check runs as many rounds as its baseline's passes did, unless told otherwise.
+        let committed = checkBaseline ? try Baseline.read(from: url) : nil
+        let chosen = workload.flatMap(Workload.named).map { [$0] } ?? [Workload.small(), Workload.large()]
+        let guardRun = BaselineGuard(workloads: chosen, rounds: rounds ?? committed?.rounds ?? 7, scratch: root)
         var report = Report(rounds: guardRun.rounds)
         report.showsTargets = false
         if recordBaseline {
@@ -108,7 +110,7 @@ struct Run: ParsableCommand {
             print(BaselineGuard.markdown(recorded: recorded, file: baseline).joined(separator: "\n"))
             return
         }
-        let committed = try Baseline.read(from: url)
+        guard let committed else { return }
         let (verdicts, results) = try guardRun.check(against: committed)
         report.workloads = results
         print(report.markdown)

@@ -29,6 +29,9 @@ enum Operation: String, CaseIterable, Sendable {
             ? [.flatCache, .sqlite] : SystemKind.allCases
     }
 
+    /// The operations that only read, timed with durability off.
+    static let reads: Set<Operation> = [.load, .loadAgain, .pages, .pagesWarm, .pagesCold, .openList]
+
     /// The row's name in the guard's baseline: the operation, and the durability of a write.
     func rowName(durable: Bool) -> String {
         writes ? "\(rawValue), durability \(durable ? "on" : "off")" : rawValue
@@ -124,15 +127,18 @@ struct WorkloadRun {
             var open = [SystemKind: any CacheSystem]()
             func system(_ kind: SystemKind) -> any CacheSystem { open[kind]! }  // opened by each prepare step
 
-            progress("[\(name)] cold save (\(label)), \(rounds) rounds")
-            result.timings[.init(operation: .coldSave, durable: durable)] = try interleaved(
-                selection.systems, warmUp: 1, rounds: rounds,
+            // The cold save always runs: it makes the stores the other rows use. Unselected, once, and not kept.
+            let saveRounds = selection.operations.contains(.coldSave) ? rounds : 1
+            progress("[\(name)] cold save (\(label)), \(saveRounds) rounds")
+            let saves = try interleaved(
+                selection.systems, warmUp: 1, rounds: saveRounds,
                 prepare: { kind, _ in
                     open[kind] = nil
                     try? FileManager.default.removeItem(at: place(kind))
                     open[kind] = try kind.open(in: place(kind), durable: durable, unlimitedSize: selection.unlimitedSize)
                 }
             ) { kind, _ in try system(kind).saveEverything(workload) }
+            if !systems(.coldSave).isEmpty { result.timings[.init(operation: .coldSave, durable: durable)] = saves }
 
             if !systems(.resave).isEmpty {
                 progress("[\(name)] re-save unchanged (\(label))")
@@ -140,16 +146,18 @@ struct WorkloadRun {
                     systems(.resave), warmUp: 1, rounds: rounds) { kind, _ in try system(kind).saveEverything(workload) }
             }
 
-            if !durable {
+            if !durable, !selection.operations.isDisjoint(with: Operation.reads) {
                 try measureReads(into: &result, system: system, place: place)
             }
 
-            progress("[\(name)] upsert (\(label))")
-            var upserts = [ChatMessage]()
-            result.timings[.init(operation: .upsert, durable: durable)] = try interleaved(
-                systems(.upsert), warmUp: 1, rounds: rounds,
-                prepare: { _, round in upserts = workload.upserts(round: round) }
-            ) { kind, _ in try system(kind).upsert(upserts) }
+            if !systems(.upsert).isEmpty {
+                progress("[\(name)] upsert (\(label))")
+                var upserts = [ChatMessage]()
+                result.timings[.init(operation: .upsert, durable: durable)] = try interleaved(
+                    systems(.upsert), warmUp: 1, rounds: rounds,
+                    prepare: { _, round in upserts = workload.upserts(round: round) }
+                ) { kind, _ in try system(kind).upsert(upserts) }
+            }
 
             if !systems(.burst).isEmpty {
                 progress("[\(name)] burst (\(label))")
@@ -165,12 +173,14 @@ struct WorkloadRun {
                 result.timings[.init(operation: .upsertAtLimit, durable: durable)] = try measureUpsertAtLimit(durable: durable, base: base)
             }
 
-            progress("[\(name)] change log (\(label))")
-            var logs = [ChangeLog]()
-            result.timings[.init(operation: .changeLog, durable: durable)] = try interleaved(
-                systems(.changeLog), warmUp: 1, rounds: rounds,
-                prepare: { _, round in logs = workload.changeLogs(round: round) }
-            ) { kind, _ in try system(kind).apply(logs) }
+            if !systems(.changeLog).isEmpty {
+                progress("[\(name)] change log (\(label))")
+                var logs = [ChangeLog]()
+                result.timings[.init(operation: .changeLog, durable: durable)] = try interleaved(
+                    systems(.changeLog), warmUp: 1, rounds: rounds,
+                    prepare: { _, round in logs = workload.changeLogs(round: round) }
+                ) { kind, _ in try system(kind).apply(logs) }
+            }
 
             if !durable, !systems(.verify).isEmpty {
                 progress("[\(name)] verify")
