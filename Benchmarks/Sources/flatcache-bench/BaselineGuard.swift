@@ -21,6 +21,8 @@ struct BaselineGuard {
     /// the baseline from them: per row, the median ratio and a limit from their spread.
     /// Returns it with the last pass of each workload, for the report.
     func record(passes: Int, reason: String, command: String) throws -> (Baseline, [WorkloadResult]) {
+        // The commit measured: the work tree as the run starts, not as it ends an hour later.
+        let commit = Self.commit()
         var ratios = [String: [String: [Double]]]()
         var order = [String: [String]]()
         var last = [String: WorkloadResult]()
@@ -38,7 +40,7 @@ struct BaselineGuard {
             }
         }
         var baseline = Baseline(
-            reason: reason, command: command, commit: Self.commit(), recorded: ISO8601DateFormatter().string(from: Date()),
+            reason: reason, command: command, commit: commit, recorded: ISO8601DateFormatter().string(from: Date()),
             rounds: rounds, workloads: [:])
         for workload in workloads {
             baseline.workloads[workload.name] = order[workload.name, default: []].map { row in
