@@ -21,9 +21,9 @@ struct Run: ParsableCommand {
             --check-baseline and --record-baseline run the regression guard instead of the full report: \
             FlatCache against SQLite (GRDB) on the main table's rows, both durabilities, workloads S and L \
             (or --workload). --record-baseline runs --passes passes and writes each row's median ratio and \
-            limit into --baseline. --check-baseline runs one pass, measures a workload again when a row is \
-            over its limit, prints a table (row, baseline, now, limit, verdict) and exits with status 1 when \
-            a row is over its limit both times. --workload XL runs the XL rows alone (no targets, no guard).
+            limit into --baseline. --check-baseline runs one pass, measures a row over its limit again up to \
+            twice, prints a table (row, baseline, now, limit, verdict) and exits with status 1 when a row is \
+            over its limit every time. --workload XL runs the XL rows alone (no targets, no guard).
             """)
 
     @Flag(help: "Workload S only, 3 rounds: under a minute.")
