@@ -3,8 +3,18 @@ import Foundation
 /// Repeated timings of one thing, in seconds.
 package struct Samples: Sendable {
     package var seconds: [Double] = []
+    /// Bytes written during each timed call (``WrittenBytes``), in step with
+    /// `seconds`; empty where the system does not count them.
+    package var bytesWritten: [Int] = []
 
     package init(seconds: [Double] = []) { self.seconds = seconds }
+
+    /// The median of `bytesWritten`, or `nil` when nothing was counted.
+    package var medianBytesWritten: Int? {
+        let sorted = bytesWritten.sorted()
+        guard !sorted.isEmpty else { return nil }
+        return sorted[sorted.count / 2]
+    }
 
     package var median: Double {
         let sorted = seconds.sorted()
@@ -35,7 +45,8 @@ package func time(_ body: () throws -> Void) rethrows -> Double {
 
 /// Runs each contender `warmUp + rounds` times, interleaved round by round so
 /// that a noisy neighbour hurts all of them alike; keeps the last `rounds`.
-/// `prepare` runs untimed before each timed call.
+/// `prepare` runs untimed before each timed call. The bytes each timed call
+/// writes are counted around it (nothing else prints or writes in between).
 package func interleaved<Key: Hashable>(
     _ keys: [Key], warmUp: Int, rounds: Int,
     prepare: (Key, Int) throws -> Void = { _, _ in },
@@ -45,8 +56,12 @@ package func interleaved<Key: Hashable>(
     for round in 0..<(warmUp + rounds) {
         for key in keys {
             try prepare(key, round)
+            let written = WrittenBytes.current()
             let seconds = try time { try body(key, round) }
-            if round >= warmUp { results[key, default: Samples()].seconds.append(seconds) }
+            let after = WrittenBytes.current()
+            guard round >= warmUp else { continue }
+            results[key, default: Samples()].seconds.append(seconds)
+            if let written, let after { results[key, default: Samples()].bytesWritten.append(after - written) }
         }
     }
     return results

@@ -16,6 +16,18 @@ package struct Workload: Sendable {
 
     package static func small() -> Workload { Workload(name: "S", channelCount: 100, messagesPerChannel: 100) }
     package static func large() -> Workload { Workload(name: "L", channelCount: 1_000, messagesPerChannel: 200) }
+    /// How cost grows: ten times L's channels, half its messages each (`--workload XL`, no targets).
+    package static func extraLarge() -> Workload { Workload(name: "XL", channelCount: 10_000, messagesPerChannel: 100) }
+
+    /// The workload named `name` (S, L or XL).
+    package static func named(_ name: String) -> Workload? {
+        switch name {
+        case "S": small()
+        case "L": large()
+        case "XL": extraLarge()
+        default: nil
+        }
+    }
 
     package init(name: String, channelCount: Int, messagesPerChannel: Int, seed: UInt64 = 0x5EED_F1A7_CAC4E) {
         var random = SplitMix64(seed: seed)

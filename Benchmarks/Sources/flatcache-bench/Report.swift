@@ -77,11 +77,15 @@ struct Report {
 
     var allTargetsMet: Bool { targets.allSatisfy(\.met) }
 
+    /// Whether the report ends with the targets (the full run); the guard and XL runs have none.
+    var showsTargets = true
+
     var markdown: String {
         var out = [Self.machine(rounds: rounds)]
         for result in workloads { out.append(contentsOf: table(result)) }
         out.append(contentsOf: codecTable)
         out.append(contentsOf: outbox?.markdown ?? [])
+        guard showsTargets else { return out.joined(separator: "\n") }
         out.append("## Targets\n")
         for target in targets {
             out.append("- \(target.met ? "met" : "MISSED"): \(target.text): \(String(format: "%.2f", target.measured))")
@@ -105,7 +109,7 @@ struct Report {
         out.append("|---|---|---|---|---|---|---|")
         for operation in Operation.allCases {
             for durable in operation.writes ? [false, true] : [false] {
-                guard let row = result.timings[.init(operation: operation, durable: durable)] else { continue }
+                guard let row = result.timings[.init(operation: operation, durable: durable)], !row.isEmpty else { continue }
                 let cells = SystemKind.allCases.map { row[$0]?.summary ?? "–" }
                 let mine = row[.flatCache]?.median ?? .nan
                 let ratios = [SystemKind.sqlite, .handWritten].map { other in
@@ -115,9 +119,11 @@ struct Report {
                 out.append("| \(operation.rawValue) | \(durability) | " + (cells + ratios).joined(separator: " | ") + " |")
             }
         }
+        out.append(contentsOf: bytesWrittenTable(result))
         out.append(contentsOf: policyTable(result))
         out.append(contentsOf: result.collections?.markdown(workload: w.name) ?? [])
         out.append(contentsOf: result.encryption?.markdown(workload: w.name) ?? [])
+        guard !result.engine.isEmpty else { return out + [""] }
         out.append("\n### \(w.name): the limits, on the engine's own files (\(Self.megabytes(result.engineBytes)))\n")
         out.append("| what | time | throughput |")
         out.append("|---|---|---|")

@@ -17,6 +17,7 @@ enum Operation: String, CaseIterable, Sendable {
     case pagesWarm = "page of 30, x1,000 in 10 channels loaded before"
     case pagesCold = "page of 30, first touch of each channel (cold)"
     case openList = "open + load the channel list"
+    case verify = "verify every file (every record decoded)"
 
     /// Operations that write, timed with durability off and on.
     var writes: Bool { [.coldSave, .resave, .upsert, .upsertAtLimit, .burst, .changeLog].contains(self) }
@@ -24,9 +25,47 @@ enum Operation: String, CaseIterable, Sendable {
     /// The systems that run it: the new rows leave out the hand-written cache,
     /// which would take minutes for them (it rewrites a file per message).
     var systems: [SystemKind] {
-        [.loadAgain, .upsertAtLimit, .burst, .pagesWarm, .pagesCold].contains(self)
+        [.loadAgain, .upsertAtLimit, .burst, .pagesWarm, .pagesCold, .verify].contains(self)
             ? [.flatCache, .sqlite] : SystemKind.allCases
     }
+
+    /// The operations that only read, timed with durability off.
+    static let reads: Set<Operation> = [.load, .loadAgain, .pages, .pagesWarm, .pagesCold, .openList]
+
+    /// The row's name in the guard's baseline: the operation, and the durability of a write.
+    func rowName(durable: Bool) -> String {
+        writes ? "\(rawValue), durability \(durable ? "on" : "off")" : rawValue
+    }
+}
+
+/// What one run of a workload measures: the full report, the guard's rows, or XL's.
+struct RunSelection {
+    /// The systems timed (each operation keeps to those of ``Operation/systems`` among them).
+    var systems: [SystemKind]
+    var operations: Set<Operation>
+    /// Durability off, then on for the writes when `true` is here.
+    var durabilities: [Bool]
+    /// The sections the full report has beyond the main table: policies, collections,
+    /// encryption, the engine and its limits, memory and allocations.
+    var extras: Bool
+    /// FlatCache without its default size limit (256 MiB), which would sweep XL's folder during its cold save.
+    var unlimitedSize = false
+
+    /// Everything: the report `Benchmarks/run` prints and `--check-targets` checks.
+    static let full = RunSelection(
+        systems: SystemKind.allCases, operations: Set(Operation.allCases).subtracting([.verify]),
+        durabilities: [false, true], extras: true)
+
+    /// The regression guard's rows: FlatCache against SQLite, both durabilities, nothing else.
+    static let guardRows = RunSelection(
+        systems: [.flatCache, .sqlite], operations: Set(Operation.allCases).subtracting([.verify]),
+        durabilities: [false, true], extras: false)
+
+    /// Workload XL: how cost grows, FlatCache against SQLite, durability off.
+    static let extraLarge = RunSelection(
+        systems: [.flatCache, .sqlite],
+        operations: [.coldSave, .load, .upsert, .changeLog, .pagesWarm, .pagesCold, .loadAgain, .openList, .verify],
+        durabilities: [false], extras: false, unlimitedSize: true)
 }
 
 /// The measurements of one workload.
@@ -68,12 +107,18 @@ struct WorkloadRun {
     let workload: Workload
     let folder: URL
     let rounds: Int
-    let systems = SystemKind.allCases
+    var selection = RunSelection.full
+
+    /// The systems that run `operation` in this run; none when the operation is not selected.
+    private func systems(_ operation: Operation) -> [SystemKind] {
+        guard selection.operations.contains(operation) else { return [] }
+        return operation.systems.filter(selection.systems.contains)
+    }
 
     func measure() throws -> WorkloadResult {
         var result = WorkloadResult(workload: workload)
         let name = workload.name
-        for durable in [false, true] {
+        for durable in selection.durabilities {
             let label = durable ? "durable" : "fast"
             let base = folder.appendingPathComponent(label)
             func place(_ kind: SystemKind) -> URL {
@@ -82,66 +127,98 @@ struct WorkloadRun {
             var open = [SystemKind: any CacheSystem]()
             func system(_ kind: SystemKind) -> any CacheSystem { open[kind]! }  // opened by each prepare step
 
-            progress("[\(name)] cold save (\(label)), \(rounds) rounds")
-            result.timings[.init(operation: .coldSave, durable: durable)] = try interleaved(
-                systems, warmUp: 1, rounds: rounds,
+            // The cold save always runs: it makes the stores the other rows use. Unselected, once, and not kept.
+            let saveRounds = selection.operations.contains(.coldSave) ? rounds : 1
+            progress("[\(name)] cold save (\(label)), \(saveRounds) rounds")
+            let saves = try interleaved(
+                selection.systems, warmUp: 1, rounds: saveRounds,
                 prepare: { kind, _ in
                     open[kind] = nil
                     try? FileManager.default.removeItem(at: place(kind))
-                    open[kind] = try kind.open(in: place(kind), durable: durable)
+                    open[kind] = try kind.open(in: place(kind), durable: durable, unlimitedSize: selection.unlimitedSize)
                 }
             ) { kind, _ in try system(kind).saveEverything(workload) }
+            if !systems(.coldSave).isEmpty { result.timings[.init(operation: .coldSave, durable: durable)] = saves }
 
-            progress("[\(name)] re-save unchanged (\(label))")
-            result.timings[.init(operation: .resave, durable: durable)] = try interleaved(
-                systems, warmUp: 1, rounds: rounds) { kind, _ in try system(kind).saveEverything(workload) }
+            if !systems(.resave).isEmpty {
+                progress("[\(name)] re-save unchanged (\(label))")
+                result.timings[.init(operation: .resave, durable: durable)] = try interleaved(
+                    systems(.resave), warmUp: 1, rounds: rounds) { kind, _ in try system(kind).saveEverything(workload) }
+            }
 
-            if !durable {
+            if !durable, !selection.operations.isDisjoint(with: Operation.reads) {
                 try measureReads(into: &result, system: system, place: place)
             }
 
-            progress("[\(name)] upsert (\(label))")
-            var upserts = [ChatMessage]()
-            result.timings[.init(operation: .upsert, durable: durable)] = try interleaved(
-                systems, warmUp: 1, rounds: rounds,
-                prepare: { _, round in upserts = workload.upserts(round: round) }
-            ) { kind, _ in try system(kind).upsert(upserts) }
-
-            progress("[\(name)] burst (\(label))")
-            var burst = [ChatMessage]()
-            result.timings[.init(operation: .burst, durable: durable)] = try interleaved(
-                Operation.burst.systems, warmUp: 1, rounds: rounds,
-                prepare: { _, round in burst = workload.burst(round: round) }
-            ) { kind, _ in try system(kind).upsert(burst) }
-
-            progress("[\(name)] upsert at the retention limit (\(label))")
-            var limited = [SystemKind: any CacheSystem]()
-            for kind in Operation.upsertAtLimit.systems {
-                let place = base.appendingPathComponent("limited-" + kind.rawValue.filter { $0.isLetter })
-                try? FileManager.default.removeItem(at: place)
-                let limit = workload.messages.map(\.count).max() ?? 1
-                limited[kind] = try kind.open(in: place, durable: durable, messageLimit: limit)
-                try limited[kind]!.saveEverything(workload)
+            if !systems(.upsert).isEmpty {
+                progress("[\(name)] upsert (\(label))")
+                var upserts = [ChatMessage]()
+                result.timings[.init(operation: .upsert, durable: durable)] = try interleaved(
+                    systems(.upsert), warmUp: 1, rounds: rounds,
+                    prepare: { _, round in upserts = workload.upserts(round: round) }
+                ) { kind, _ in try system(kind).upsert(upserts) }
             }
-            result.timings[.init(operation: .upsertAtLimit, durable: durable)] = try interleaved(
-                Operation.upsertAtLimit.systems, warmUp: 1, rounds: rounds,
-                prepare: { _, round in upserts = workload.upserts(round: round) }
-            ) { kind, _ in try limited[kind]!.upsert(upserts) }
 
-            progress("[\(name)] change log (\(label))")
-            var logs = [ChangeLog]()
-            result.timings[.init(operation: .changeLog, durable: durable)] = try interleaved(
-                systems, warmUp: 1, rounds: rounds,
-                prepare: { _, round in logs = workload.changeLogs(round: round) }
-            ) { kind, _ in try system(kind).apply(logs) }
+            if !systems(.burst).isEmpty {
+                progress("[\(name)] burst (\(label))")
+                var burst = [ChatMessage]()
+                result.timings[.init(operation: .burst, durable: durable)] = try interleaved(
+                    systems(.burst), warmUp: 1, rounds: rounds,
+                    prepare: { _, round in burst = workload.burst(round: round) }
+                ) { kind, _ in try system(kind).upsert(burst) }
+            }
+
+            if !systems(.upsertAtLimit).isEmpty {
+                progress("[\(name)] upsert at the retention limit (\(label))")
+                result.timings[.init(operation: .upsertAtLimit, durable: durable)] = try measureUpsertAtLimit(durable: durable, base: base)
+            }
+
+            if !systems(.changeLog).isEmpty {
+                progress("[\(name)] change log (\(label))")
+                var logs = [ChangeLog]()
+                result.timings[.init(operation: .changeLog, durable: durable)] = try interleaved(
+                    systems(.changeLog), warmUp: 1, rounds: rounds,
+                    prepare: { _, round in logs = workload.changeLogs(round: round) }
+                ) { kind, _ in try system(kind).apply(logs) }
+            }
+
+            if !durable, !systems(.verify).isEmpty {
+                progress("[\(name)] verify")
+                var verified = [SystemKind: Int]()
+                result.timings[.init(operation: .verify, durable: false)] = try interleaved(
+                    systems(.verify), warmUp: 1, rounds: rounds
+                ) { kind, _ in verified[kind] = try system(kind).verifyEverything() }
+                guard Set(verified.values).count == 1 else { throw BenchmarkError("Verified messages differ: \(verified)") }
+            }
         }
-        result.encryption = try EncryptionRuns(
-            workload: workload, scratch: folder.appendingPathComponent("encryption"), rounds: rounds
-        ).measure()
+        if selection.extras {
+            result.encryption = try EncryptionRuns(
+                workload: workload, scratch: folder.appendingPathComponent("encryption"), rounds: rounds
+            ).measure()
+        }
         return result
     }
 
-    /// Loads, pages, reopening, the engine alone, the limits and the child measurements (durability off).
+    /// The upserts on stores whose every channel has reached its retention limit.
+    private func measureUpsertAtLimit(durable: Bool, base: URL) throws -> [SystemKind: Samples] {
+        var limited = [SystemKind: any CacheSystem]()
+        var upserts = [ChatMessage]()
+        for kind in systems(.upsertAtLimit) {
+            let place = base.appendingPathComponent("limited-" + kind.rawValue.filter { $0.isLetter })
+            try? FileManager.default.removeItem(at: place)
+            let limit = workload.messages.map(\.count).max() ?? 1
+            limited[kind] = try kind.open(
+                in: place, durable: durable, messageLimit: limit, unlimitedSize: selection.unlimitedSize)
+            try limited[kind]!.saveEverything(workload)
+        }
+        return try interleaved(
+            systems(.upsertAtLimit), warmUp: 1, rounds: rounds,
+            prepare: { _, round in upserts = workload.upserts(round: round) }
+        ) { kind, _ in try limited[kind]!.upsert(upserts) }
+    }
+
+    /// Loads, pages, reopening, and with the extras the engine alone, the limits and
+    /// the child measurements (durability off).
     private func measureReads(
         into result: inout WorkloadResult, system: (SystemKind) -> any CacheSystem, place: (SystemKind) -> URL
     ) throws {
@@ -149,7 +226,7 @@ struct WorkloadRun {
         let urls = workload.channelURLs
         progress("[\(name)] load every channel, cold")
         result.timings[.init(operation: .load, durable: false)] = try interleaved(
-            systems, warmUp: 1, rounds: rounds, prepare: { kind, _ in try system(kind).reopen() }
+            systems(.load), warmUp: 1, rounds: rounds, prepare: { kind, _ in try system(kind).reopen() }
         ) { kind, _ in
             let count = try system(kind).loadEveryChannel(urls)
             guard count == workload.messageCount else {
@@ -157,22 +234,23 @@ struct WorkloadRun {
             }
         }
 
-        progress("[\(name)] pages")
-        let queries = workload.pageQueries(count: 1_000)
-        var pageCounts = [SystemKind: Int]()
-        result.timings[.init(operation: .pages, durable: false)] = try interleaved(
-            systems, warmUp: 1, rounds: rounds
-        ) { kind, _ in pageCounts[kind] = try system(kind).loadPages(queries) }
-        guard Set(pageCounts.values).count == 1 else { throw BenchmarkError("Pages differ: \(pageCounts)") }
+        if !systems(.pages).isEmpty {
+            progress("[\(name)] pages")
+            let queries = workload.pageQueries(count: 1_000)
+            var pageCounts = [SystemKind: Int]()
+            result.timings[.init(operation: .pages, durable: false)] = try interleaved(
+                systems(.pages), warmUp: 1, rounds: rounds
+            ) { kind, _ in pageCounts[kind] = try system(kind).loadPages(queries) }
+            guard Set(pageCounts.values).count == 1 else { throw BenchmarkError("Pages differ: \(pageCounts)") }
+        }
 
         // Ten channels an app has open: loaded once, then read again and paged.
         let recent = Array(urls.prefix(10))
-        let pair = Operation.loadAgain.systems
-        for kind in pair { _ = try system(kind).loadAgain(recent, times: 1) }
+        for kind in systems(.loadAgain) { _ = try system(kind).loadAgain(recent, times: 1) }
         progress("[\(name)] open again")
         let expected = workload.messages.prefix(10).reduce(0) { $0 + $1.count } * 100
         result.timings[.init(operation: .loadAgain, durable: false)] = try interleaved(
-            pair, warmUp: 1, rounds: rounds
+            systems(.loadAgain), warmUp: 1, rounds: rounds
         ) { kind, _ in
             let count = try system(kind).loadAgain(recent, times: 100)
             guard count == expected else { throw BenchmarkError("\(kind.rawValue) loaded \(count), expected \(expected)") }
@@ -182,25 +260,27 @@ struct WorkloadRun {
         let warmQueries = workload.pageQueries(count: 1_000, channelCount: 10)
         var warmCounts = [SystemKind: Int]()
         result.timings[.init(operation: .pagesWarm, durable: false)] = try interleaved(
-            pair, warmUp: 1, rounds: rounds
+            systems(.pagesWarm), warmUp: 1, rounds: rounds
         ) { kind, _ in warmCounts[kind] = try system(kind).loadPages(warmQueries) }
         let coldQueries = workload.firstTouchPageQueries
         var coldCounts = [SystemKind: Int]()
         result.timings[.init(operation: .pagesCold, durable: false)] = try interleaved(
-            pair, warmUp: 1, rounds: rounds, prepare: { kind, _ in try system(kind).reopen() }
+            systems(.pagesCold), warmUp: 1, rounds: rounds, prepare: { kind, _ in try system(kind).reopen() }
         ) { kind, _ in coldCounts[kind] = try system(kind).loadPages(coldQueries) }
-        guard Set(warmCounts.values).count == 1, Set(coldCounts.values).count == 1 else {
+        guard Set(warmCounts.values).count <= 1, Set(coldCounts.values).count <= 1 else {
             throw BenchmarkError("Pages differ: \(warmCounts), \(coldCounts)")
         }
 
         progress("[\(name)] open + channel list")
         result.timings[.init(operation: .openList, durable: false)] = try interleaved(
-            systems, warmUp: 1, rounds: rounds
+            systems(.openList), warmUp: 1, rounds: rounds
         ) { kind, _ in
             guard try system(kind).openAndLoadChannelList() == workload.channels.count else {
                 throw BenchmarkError("\(kind.rawValue) lost channels")
             }
         }
+        result.linesBytes = try Limits.dataFiles(in: place(.flatCache)).reduce(0) { $0 + $1.count }
+        guard selection.extras else { return }
 
         result.policies = try PolicyRuns(
             workload: workload, saved: place(.flatCache), scratch: folder.appendingPathComponent("policies"),
@@ -212,10 +292,9 @@ struct WorkloadRun {
 
         progress("[\(name)] engine with pre-serialized records, and the limits")
         try measureEngineAndLimits(into: &result)
-        result.linesBytes = try Limits.dataFiles(in: place(.flatCache)).reduce(0) { $0 + $1.count }
 
         progress("[\(name)] peak memory and allocations, in child processes")
-        for kind in systems {
+        for kind in selection.systems {
             let folder = place(kind)
             var memory = try ProbeRuns.measure(.load, system: kind, folder: folder, workload: name, countAllocations: false)
             let counted = try ProbeRuns.measure(.load, system: kind, folder: folder, workload: name, countAllocations: true)
@@ -260,9 +339,4 @@ struct WorkloadRun {
         result.limits["replace pair"] = pairs
         result.pairBytes = fileSize
     }
-}
-
-struct BenchmarkError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -20,6 +20,21 @@ package protocol CacheSystem: AnyObject {
     func loadPages(_ queries: [PageQuery]) throws -> Int
     /// Opens the store afresh and loads the channel list; returns how many channels.
     func openAndLoadChannelList() throws -> Int
+    /// Checks every stored byte as the system's own check does, every message decoded; returns how many messages.
+    func verifyEverything() throws -> Int
+}
+
+extension CacheSystem {
+    /// A system without a check of its own sits the verify row out.
+    package func verifyEverything() throws -> Int {
+        throw BenchmarkError("\(Self.self) has no verify")
+    }
+}
+
+/// A benchmark that found something wrong: a lost message, a check that failed.
+package struct BenchmarkError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// The systems compared, by name.
@@ -30,9 +45,13 @@ package enum SystemKind: String, CaseIterable, Sendable {
 
     /// Opens (creating when needed) this system's store in `folder`; with
     /// `messageLimit`, each channel keeps only its newest `messageLimit` messages.
-    package func open(in folder: URL, durable: Bool, messageLimit: Int? = nil) throws -> any CacheSystem {
+    /// With `unlimitedSize`, FlatCache has no size limit (SQLite never has one).
+    package func open(in folder: URL, durable: Bool, messageLimit: Int? = nil, unlimitedSize: Bool = false) throws -> any CacheSystem {
         switch self {
-        case .flatCache: try FlatCacheSystem(folder: folder, durable: durable, messageLimit: messageLimit)
+        case .flatCache:
+            try FlatCacheSystem(
+                folder: folder, durable: durable, messageLimit: messageLimit,
+                sizeLimit: unlimitedSize ? nil : Configuration.defaultSizeLimit)
         case .sqlite: try SQLiteSystem(folder: folder, durable: durable, messageLimit: messageLimit)
         case .handWritten: try HandWrittenSystem(folder: folder, durable: durable, messageLimit: messageLimit)
         }

@@ -11,11 +11,15 @@ package final class FlatCacheSystem: CacheSystem {
 
     /// With `messageLimit` nil, no retention cut: upserts grow channels by one a round.
     /// With `encryption`, every file is sealed (``Configuration/encryption``).
-    package init(folder: URL, durable: Bool, messageLimit: Int?, encryption: Encryption? = nil) throws {
+    /// With `sizeLimit` nil, the folder is never swept (XL's folder is larger than the default limit).
+    package init(
+        folder: URL, durable: Bool, messageLimit: Int?, encryption: Encryption? = nil,
+        sizeLimit: Int? = Configuration.defaultSizeLimit
+    ) throws {
         self.folder = folder
         configuration = Configuration(
             maxMessagesPerChannel: messageLimit ?? 1_000_000, durability: durable ? .synchronized : .atomic,
-            encryption: encryption)
+            sizeLimit: sizeLimit, encryption: encryption)
         cache = try ChatCache(directory: folder, configuration: configuration)
     }
 
@@ -86,6 +90,17 @@ package final class FlatCacheSystem: CacheSystem {
                 count += try await cache.messages.load(in: query.channelURL, before: query.before, limit: 30).count
             }
             return count
+        }
+    }
+
+    /// `flatcache verify` through the library: every file against its sidecar, every record decoded.
+    package func verifyEverything() throws -> Int {
+        try waiting { [cache] in
+            let files = try await cache.verify()
+            if let bad = files.first(where: { !$0.isValid }) {
+                throw BenchmarkError("verify: \(bad.path): \(bad.problem ?? "bad")")
+            }
+            return files.filter { $0.path.hasPrefix("messages/") }.reduce(0) { $0 + $1.records }
         }
     }
 

@@ -114,6 +114,16 @@ package final class SQLiteSystem: CacheSystem {
         }
     }
 
+    /// SQLite's own check (`PRAGMA integrity_check`: every page, every index entry),
+    /// then every payload decoded: what `flatcache verify` does, the SQLite way.
+    package func verifyEverything() throws -> Int {
+        try database.read { db in
+            let problems = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+            guard problems == ["ok"] else { throw BenchmarkError("integrity_check: \(problems.prefix(3))") }
+            return try Self.decode(Row.fetchCursor(db, sql: "SELECT payload FROM message")).count
+        }
+    }
+
     package func openAndLoadChannelList() throws -> Int {
         let fresh = try DatabasePool(path: path, configuration: configuration)
         return try fresh.read { db in
