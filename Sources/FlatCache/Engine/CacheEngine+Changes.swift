@@ -76,16 +76,21 @@ extension CacheEngine {
     @discardableResult
     @_specialize(where R == ChatMessage)
     func add<R: CacheRecord>(_ change: Change<R>, to file: RecordFile, rule: AppendRule<R>? = nil) -> CachedFile<R> {
-        let entry = locked {
+        let entry = addLocked(change, to: file, rule: rule)
+        hub.changed(file.path)
+        if writeDelay > .zero { scheduleFlush() }
+        return entry
+    }
+
+    /// Adds `change` to `file`'s entry in memory, under the engine's lock, and accounts its cost.
+    private func addLocked<R: CacheRecord>(_ change: Change<R>, to file: RecordFile, rule: AppendRule<R>?) -> CachedFile<R> {
+        locked {
             let entry = self.entry(file, rule: rule)
             let before = entry.cost
             entry.add(change)
             settle(entry, costBefore: before)
             return entry
         }
-        hub.changed(file.path)
-        if writeDelay > .zero { scheduleFlush() }
-        return entry
     }
 
     /// Adds `change`, which replaces the records of `file`, in memory with
@@ -157,13 +162,7 @@ extension CacheEngine {
         _ change: Change<R>, to file: RecordFile, rule: AppendRule<R>?
     ) throws(FlatCacheError) -> (outcome: RecordFile.WriteOutcome?, dropped: Int) {
         try storage.withLock(file) { () throws(FlatCacheError) in
-            let entry = locked {
-                let entry = self.entry(file, rule: rule)
-                let before = entry.cost
-                entry.add(change)
-                settle(entry, costBefore: before)
-                return entry
-            }
+            let entry = addLocked(change, to: file, rule: rule)
             let report = writeLocked([entry], keepingChangesOnFailure: false)[0]
             return (try report.outcome.get(), report.dropped)
         }
