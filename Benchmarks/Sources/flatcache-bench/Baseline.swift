@@ -39,8 +39,9 @@ struct Baseline: Codable {
         return ratio * factor
     }
 
-    /// The smallest limit, as a factor of the baseline ratio: below it, ordinary noise fails rows.
-    static let minimumFactor = 1.35
+    /// The smallest limit, as a factor of the baseline ratio: below it, ordinary noise fails rows
+    /// (one row measured 1.14x, 1.41x and 1.63x in one check: docs/performance.md).
+    static let minimumFactor = 1.5
     /// The largest limit, as a factor of the baseline ratio: a 2x regression stays above it.
     static let maximumFactor = 1.7
 
