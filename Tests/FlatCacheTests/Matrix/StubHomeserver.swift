@@ -46,14 +46,17 @@ final class StubHomeserver: Sendable {
     /// What holds a scripted answer until the test opens it.
     final class Gate: Sendable {
         private let semaphore = DispatchSemaphore(value: 0)
+        /// How long the answer is held at most when the test never opens the gate.
+        let longest: Double
 
-        init() {}
+        /// A gate that holds its answer until opened, `longest` seconds at most.
+        init(longest: Double = 5) { self.longest = longest }
 
         /// Lets the held answer go.
         func open() { semaphore.signal() }
 
-        /// Waits until opened, `seconds` at most.
-        func wait(upTo seconds: Double) { _ = semaphore.wait(timeout: .now() + seconds) }
+        /// Waits until opened, ``longest`` seconds at most.
+        func wait() { _ = semaphore.wait(timeout: .now() + longest) }
     }
 
     /// One request as the stub read it.
@@ -196,7 +199,7 @@ private final class Server: @unchecked Sendable {
                 ? StubHomeserver.Response(500, #"{"errcode":"M_UNKNOWN","error":"the stub homeserver's script ran out"}"#)
                 : script.removeFirst()
         }
-        response.gate?.wait(upTo: 5)
+        response.gate?.wait()
         write(response, to: connection)
     }
 
