@@ -29,7 +29,10 @@ import Testing
         #expect(last.lines.contains("drained"), "the last run did not drain the outbox: \(last.lines)")
         #expect(!FileManager.default.fileExists(atPath: folder.appending("outbox.lines").path))
 
-        let made = try String(contentsOf: server.appending("server.log"), encoding: .utf8)
+        // No log means the server made no message: under ThreadSanitizer beside the whole suite every
+        // run was once killed before it accepted one. Once one was accepted, the log must be there.
+        let log = server.appending("server.log")
+        let made = (accepted.isEmpty && !FileManager.default.fileExists(atPath: log.path) ? "" : try String(contentsOf: log, encoding: .utf8))
             .split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
         let requestIDs = made.map { $0[0] }
         #expect(Set(requestIDs).count == requestIDs.count, "a message was made twice")
