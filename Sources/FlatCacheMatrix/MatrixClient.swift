@@ -37,8 +37,11 @@ public struct MatrixClient: Sendable {
     /// - Parameters:
     ///   - homeserver: An `http` or `https` URL.
     ///   - accessToken: From ``MatrixAccount/login(homeserver:user:password:deviceName:configuration:)``, or `nil`.
-    ///   - configuration: The URLSession's configuration; ephemeral, without a cache, by default.
+    ///   - configuration: The URLSession's configuration; ephemeral by default.
     ///     Its `httpMaximumConnectionsPerHost` bounds the connections open to the homeserver.
+    ///     Its `urlCache` is never used: the client keeps a copy without one, so no HTTP answer is
+    ///     stored or read back. (On Linux, a session with a `URLCache` traps the whole process when
+    ///     a request is cancelled as its connection fails: a FoundationNetworking bug.)
     /// - Throws: ``MatrixError/invalidArgument(_:)`` for another kind of URL.
     public init(
         homeserver: URL, accessToken: String?, configuration: URLSessionConfiguration = MatrixClient.defaultConfiguration
@@ -48,7 +51,9 @@ public struct MatrixClient: Sendable {
         }
         var base = homeserver.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
-        self.init(homeserver: URL(string: base) ?? homeserver, accessToken: accessToken, session: URLSession(configuration: configuration))
+        let uncached = configuration.copy() as? URLSessionConfiguration ?? configuration
+        uncached.urlCache = nil
+        self.init(homeserver: URL(string: base) ?? homeserver, accessToken: accessToken, session: URLSession(configuration: uncached))
     }
 
     private init(homeserver: URL, accessToken: String?, session: URLSession) {
@@ -57,9 +62,10 @@ public struct MatrixClient: Sendable {
         self.session = session
     }
 
-    /// The configuration a client uses unless given another: ephemeral, never reading a cached answer.
+    /// The configuration a client uses unless given another: ephemeral, without a `URLCache`, never reading a cached answer.
     public static var defaultConfiguration: URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         return configuration
     }

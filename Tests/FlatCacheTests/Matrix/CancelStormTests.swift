@@ -1,4 +1,8 @@
+import FlatCacheMatrix
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 
 /// swift-corelibs-foundation #5412: on Linux, cancelling a Swift task while
@@ -25,6 +29,37 @@ import Testing
         #expect(run.status == 0, "cancel-storm failed: \(output)")
         #expect(output.split(separator: "\n").filter { $0.hasPrefix("round ") }.count == 3)
         #expect(output.hasSuffix("ok\n"), "\(output)")
+    }
+
+    /// An app offline whose views come and go: requests to a port where
+    /// nothing listens, each cancelled within 300 µs of its start (20 rounds
+    /// of 200), through a client made with an ephemeral configuration, which
+    /// holds a `URLCache` the client must leave out. While the client's session held a `URLCache`, FoundationNetworking
+    /// trapped the process here in every run ("Trying to access a behaviour
+    /// for a task that in not in the registry"); a run takes about 1 s.
+    @Test func requestsCancelledAsTheirConnectionIsRefusedNeverTrap() async throws {
+        let run = try await ChildRun.start(Executables.url("flatcache-test-helper"), ["cancel-storm", "refused", "20", "200"])
+        let ended = await run.wait(upTo: Self.bound)
+        if !ended {
+            let stacks = run.stacks()
+            run.kill()
+            Issue.record("cancel-storm refused did not end within \(Self.bound): a deadlock. Stacks:\n\(stacks)")
+            return
+        }
+        let output = run.output()
+        #expect(run.status == 0, "cancel-storm refused failed: \(output)")
+        #expect(output.split(separator: "\n").filter { $0.hasPrefix("round ") }.count == 20)
+        #expect(output.hasSuffix("ok\n"), "\(output)")
+    }
+
+    /// The default configuration has no `URLCache`; a client made with one
+    /// that has leaves the caller's configuration as it was.
+    @Test func theDefaultConfigurationHasNoURLCacheAndACallersIsLeftAlone() throws {
+        #expect(MatrixClient.defaultConfiguration.urlCache == nil)
+        let withCache = URLSessionConfiguration.ephemeral
+        #expect(withCache.urlCache != nil)
+        _ = try MatrixClient(homeserver: URL(string: "http://127.0.0.1:9")!, accessToken: nil, configuration: withCache)
+        #expect(withCache.urlCache != nil, "the caller's configuration is left as it was")
     }
 }
 

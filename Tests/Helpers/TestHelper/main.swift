@@ -46,7 +46,7 @@ import Foundation
 // cancels listeners and calls at random moments while changes flow, and
 // checks that each ends within the bound (see `Liveness`).
 //
-// `flatcache-test-helper cancel-storm <client|raw> <rounds> <requests>`
+// `flatcache-test-helper cancel-storm <client|raw|refused|refused-raw> <rounds> <requests>`
 // cancels `requests` long polls at once as their answers arrive, `rounds`
 // times, through `MatrixClient` or `URLSession.data(for:)`, and prints `ok`
 // (see `CancelStorm`). A deadlock never ends: the test kills it.
@@ -96,7 +96,7 @@ else {
             + " | outbox-churn <folder> <server folder> <run> <count>"
             + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>"
             + " | save <folder> <channel> <id> | delete <folder> <channel> <id> | rekey <folder> <from> <to>"
-            + " | cancel-storm <client|raw> <rounds> <requests>"
+            + " | cancel-storm <client|raw|refused|refused-raw> <rounds> <requests>"
             + " | liveness <folder> <family> <seed> <rounds|<n>s> [<bound ms>]", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
