@@ -38,8 +38,15 @@ import Testing
     }
 
     /// Loads, and checks the damage was handled: a miss, quarantined, logged, healed.
-    func expectMissQuarantineLogAndHeal(reason: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    ///
+    /// - Parameter fresh: Load through a new cache on the folder (same logger), which reads
+    ///   the file from disk: damage to the sidecar alone leaves the data file's stamp as it
+    ///   was, so the suite's cache, which holds the channel in memory, serves it from there.
+    func expectMissQuarantineLogAndHeal(
+        reason: String, fresh: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let damaged = try? messagesFile()
+        let cache = fresh ? try ChatCache(directory: folder.url, configuration: Configuration(logger: recorder.logger)) : cache
 
         // When the channel is loaded
         let loaded = try cache.messages.load(in: url)
@@ -74,12 +81,12 @@ import Testing
     @Test func aWrongSidecarIsCaught() throws {
         try Data("\(String(repeating: "0", count: 64))  \(try messagesFile().lastPathComponent)\n".utf8)
             .write(to: sidecar(of: try messagesFile()))
-        try expectMissQuarantineLogAndHeal(reason: "the sidecar says")
+        try expectMissQuarantineLogAndHeal(reason: "the sidecar says", fresh: true)
     }
 
     @Test func aMissingSidecarIsCaught() throws {
         try FileManager.default.removeItem(at: sidecar(of: try messagesFile()))
-        try expectMissQuarantineLogAndHeal(reason: "sidecar is missing")
+        try expectMissQuarantineLogAndHeal(reason: "sidecar is missing", fresh: true)
     }
 
     @Test func aTruncatedFileIsCaught() throws {
@@ -118,7 +125,28 @@ import Testing
         let sidecar = sidecar(of: try messagesFile())
         try FileManager.default.removeItem(at: sidecar)
         try FileManager.default.createDirectory(at: sidecar, withIntermediateDirectories: false)
-        try expectMissQuarantineLogAndHeal(reason: "not a regular file")
+        try expectMissQuarantineLogAndHeal(reason: "not a regular file", fresh: true)
+    }
+
+    /// A channel in memory whose sidecar alone is damaged: the data file is
+    /// as memory knows it, so a load returns the records it holds (exactly
+    /// the file's); the next write of the channel checks both files, finds
+    /// the damage, moves the file aside, logs it and writes what it saves.
+    @Test func aDamagedSidecarOfAChannelInMemoryIsFoundByTheNextWrite() throws {
+        try Data("\(String(repeating: "0", count: 64))  \(try messagesFile().lastPathComponent)\n".utf8)
+            .write(to: sidecar(of: try messagesFile()))
+        #expect(try cache.messages.load(in: url) == Fixtures.messages(3))
+        #expect(!FileManager.default.fileExists(atPath: folder.appending("quarantine").path))
+
+        let newer = ChatMessage(messageID: 99, channelURL: url, createdAt: 99_000, text: "newer")
+        try cache.messages.save([newer])
+
+        let incidents = try FileManager.default.contentsOfDirectory(atPath: folder.appending("quarantine").path)
+        #expect(incidents.count == 1)
+        let warning = recorder.entries.first { $0.level == .warning }
+        #expect(warning?.metadata["reason"]?.contains("the sidecar says") == true, "logged: \(recorder.entries)")
+        let fresh = try ChatCache(directory: folder.url)
+        #expect(try fresh.messages.load(in: url) == [newer])
     }
 
     @Test func aFIFOInPlaceOfTheDataFileDoesNotBlockTheLoad() throws {

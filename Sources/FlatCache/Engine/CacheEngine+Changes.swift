@@ -98,8 +98,8 @@ extension CacheEngine {
     /// write: the write then carries over it what other writers (instances,
     /// processes) wrote to the file in between, as if it had been written now.
     ///
-    /// The base comes from memory when it knows the file and one `stat`
-    /// shows it unchanged; else the file's bytes are read on ``readQueue``,
+    /// The base comes from memory when it knows the file and the `stat`s of
+    /// the file and its sidecar show them unchanged; else the file's bytes are read on ``readQueue``,
     /// holding its lock (so that no write comes in between), and kept as they
     /// are: they are checked and decoded only when the write finds the file
     /// changed since, so a replace of a channel memory does not hold costs a

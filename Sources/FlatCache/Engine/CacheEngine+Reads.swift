@@ -1,6 +1,6 @@
 import Foundation
 
-/// Loads: from memory when `stat`s prove the file unchanged, else read (and kept).
+/// Loads: from memory when a `stat` proves the file unchanged, else read (and kept).
 extension CacheEngine {
     /// The records of `file` with every change applied, from memory when it
     /// holds them and the file is unchanged on disk, else read (and kept).
@@ -52,7 +52,7 @@ extension CacheEngine {
     /// shows the file unchanged; `.none` otherwise. No read, no file lock.
     func memoryHit<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]?? {
         guard let entry = cachedEntry(file, as: R.self) else { return .none }
-        return current(entry, onDisk: try file.stamps())
+        return current(entry, onDisk: try file.dataStamp())
     }
 
     /// The entry of `file` when it holds records of type `R`.
@@ -64,13 +64,13 @@ extension CacheEngine {
     /// `entry`'s records when `stamps` show its file as memory knows it.
     @_specialize(where R == ChatMessage)
     private func current<R: CacheRecord>(
-        _ entry: CachedFile<R>, onDisk stamps: (data: FileStamp?, sidecar: FileStamp?)
+        _ entry: CachedFile<R>, onDisk stamp: FileStamp?
     ) -> [R]?? {
         locked {
             // Still the file's entry (not evicted from the engine meanwhile).
             guard files[entry.file.path] === entry else { return .none }
             let before = entry.cost
-            let found = entry.current(onDisk: stamps)
+            let found = entry.current(onDisk: stamp)
             if found != nil {
                 counts.memoryHits += 1
                 settle(entry, costBefore: before)
@@ -80,7 +80,7 @@ extension CacheEngine {
     }
 
     /// ``records(_:rule:)`` for `async` callers: a memory hit is answered
-    /// on the caller's thread (two `stat`s, no read, no file lock); a miss is
+    /// on the caller's thread (one `stat`, no read, no file lock); a miss is
     /// read on ``readQueue``, never on a cooperative-pool thread.
     func records<R: CacheRecord>(
         _ file: RecordFile, rule: AppendRule<R>? = nil, tier: CacheTier = .memoryAndDisk

@@ -10,7 +10,7 @@ struct RecordFile: Sendable, Hashable {
     let path: String
 
     /// The sidecar's path: the data file's path plus `.sha256` (kept, not
-    /// rebuilt: every memory-tier hit `stat`s it).
+    /// rebuilt: every write `stat`s it).
     let sidecarPath: String
 
     /// The data file at `path`, and its sidecar beside it.
@@ -60,7 +60,8 @@ struct RecordFile: Sendable, Hashable {
     struct Tail: Sendable {
         /// The data file's stamp.
         var stamp: FileStamp
-        /// The sidecar's stamp: damage to the sidecar alone must be noticed too.
+        /// The sidecar's stamp: a write checks it too, so that damage to the
+        /// sidecar alone is noticed before lines are appended under it.
         var sidecarStamp: FileStamp?
         /// SHA256 over every byte of the data file.
         var hasher: SHA256Hasher
@@ -71,6 +72,14 @@ struct RecordFile: Sendable, Hashable {
     /// The stamps of the data file and its sidecar: two `lstat`s.
     func stamps() throws(FlatCacheError) -> (data: FileStamp?, sidecar: FileStamp?) {
         (try FileSystem.stamp(at: path), try FileSystem.stamp(at: sidecarPath))
+    }
+
+    /// The data file's stamp: one `lstat`, what a memory-tier hit checks.
+    /// Every write of the file, by anyone, changes it (an append its size,
+    /// a replace its inode, any write its change time); the sidecar alone
+    /// changes only by damage, which the next read from disk or write finds.
+    func dataStamp() throws(FlatCacheError) -> FileStamp? {
+        try FileSystem.stamp(at: path)
     }
 
     /// Reads the data file and checks it against its sidecar.

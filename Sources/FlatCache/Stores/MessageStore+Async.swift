@@ -1,7 +1,7 @@
 /// The `async` message store: what an app calls, from the main actor or any task.
 ///
-/// Loads answer from the memory tier when it holds the channel (after two
-/// `stat`s that show nobody wrote its files since), else read on the
+/// Loads answer from the memory tier when it holds the channel (after a
+/// `stat` that shows nobody wrote its file since), else read on the
 /// engine's threads; saves change the memory tier and return, and the files
 /// are written within ``Configuration/writeDelay`` (``ChatCache/flush()``
 /// waits for them). No call blocks the caller or a cooperative-pool thread
