@@ -17,39 +17,18 @@ import Testing
     static let bound: Duration = .seconds(60)
 
     @Test func longPollsCancelledAsTheirAnswersArriveAllEnd() async throws {
-        let run = try await ChildRun.start(Executables.url("flatcache-test-helper"), ["cancel-storm", "client", "3", "200"])
-        let ended = await run.wait(upTo: Self.bound)
-        if !ended {
-            let stacks = run.stacks()
-            run.kill()
-            Issue.record("cancel-storm did not end within \(Self.bound): a deadlock. Stacks:\n\(stacks)")
-            return
-        }
-        let output = run.output()
-        #expect(run.status == 0, "cancel-storm failed: \(output)")
-        #expect(output.split(separator: "\n").filter { $0.hasPrefix("round ") }.count == 3)
-        #expect(output.hasSuffix("ok\n"), "\(output)")
+        try await storm("client", rounds: 3)
     }
 
     /// An app offline whose views come and go: requests to a port where
     /// nothing listens, each cancelled within 300 µs of its start (20 rounds
     /// of 200), through a client made with an ephemeral configuration, which
-    /// holds a `URLCache` the client must leave out. While the client's session held a `URLCache`, FoundationNetworking
-    /// trapped the process here in every run ("Trying to access a behaviour
-    /// for a task that in not in the registry"); a run takes about 1 s.
+    /// holds a `URLCache` the client must leave out. While the client's
+    /// session held a `URLCache`, FoundationNetworking trapped the process
+    /// here in every run ("Trying to access a behaviour for a task that in
+    /// not in the registry"); a run takes about 1 s.
     @Test func requestsCancelledAsTheirConnectionIsRefusedNeverTrap() async throws {
-        let run = try await ChildRun.start(Executables.url("flatcache-test-helper"), ["cancel-storm", "refused", "20", "200"])
-        let ended = await run.wait(upTo: Self.bound)
-        if !ended {
-            let stacks = run.stacks()
-            run.kill()
-            Issue.record("cancel-storm refused did not end within \(Self.bound): a deadlock. Stacks:\n\(stacks)")
-            return
-        }
-        let output = run.output()
-        #expect(run.status == 0, "cancel-storm refused failed: \(output)")
-        #expect(output.split(separator: "\n").filter { $0.hasPrefix("round ") }.count == 20)
-        #expect(output.hasSuffix("ok\n"), "\(output)")
+        try await storm("refused", rounds: 20)
     }
 
     /// The default configuration has no `URLCache`; a client made with one
@@ -60,6 +39,24 @@ import Testing
         #expect(withCache.urlCache != nil)
         _ = try MatrixClient(homeserver: URL(string: "http://127.0.0.1:9")!, accessToken: nil, configuration: withCache)
         #expect(withCache.urlCache != nil, "the caller's configuration is left as it was")
+    }
+
+    /// Runs `cancel-storm <mode> <rounds> 200` in a child: it must end within
+    /// ``bound`` (else its stacks are printed and it is killed), exit 0, and
+    /// report every round.
+    private func storm(_ mode: String, rounds: Int) async throws {
+        let run = try await ChildRun.start(Executables.url("flatcache-test-helper"), ["cancel-storm", mode, "\(rounds)", "200"])
+        let ended = await run.wait(upTo: Self.bound)
+        if !ended {
+            let stacks = run.stacks()
+            run.kill()
+            Issue.record("cancel-storm \(mode) did not end within \(Self.bound): a deadlock. Stacks:\n\(stacks)")
+            return
+        }
+        let output = run.output()
+        #expect(run.status == 0, "cancel-storm \(mode) failed: \(output)")
+        #expect(output.split(separator: "\n").filter { $0.hasPrefix("round ") }.count == rounds)
+        #expect(output.hasSuffix("ok\n"), "\(output)")
     }
 }
 

@@ -55,43 +55,36 @@ enum CancelStorm {
         } catch {
             fail("cancel-storm: \(error)", status: 1)
         }
-        Task.detached {
+        runRounds(rounds, requests: requests) { _ in
             var random = SystemRandomNumberGenerator()
-            for round in 1...rounds {
-                let tasks = (0..<requests).map { index in
-                    Task { () -> Bool in
-                        if mode == "raw" {
-                            let url = server.url.appendingPathComponent("_matrix/client/v3/sync").absoluteString + "?i=\(index)"
-                            return (try? await session.data(for: URLRequest(url: URL(string: url)!))) != nil
-                        }
-                        do {
-                            let _: Empty = try await client.get(["sync"], query: [("i", String(index))])
-                            return true
-                        } catch {
-                            return false
-                        }
+            let tasks = (0..<requests).map { index in
+                Task { () -> Bool in
+                    if mode == "raw" {
+                        let url = server.url.appendingPathComponent("_matrix/client/v3/sync").absoluteString + "?i=\(index)"
+                        return (try? await session.data(for: URLRequest(url: URL(string: url)!))) != nil
+                    }
+                    do {
+                        let _: Empty = try await client.get(["sync"], query: [("i", String(index))])
+                        return true
+                    } catch {
+                        return false
                     }
                 }
-                guard server.waitForRequests(requests, within: 30) else {
-                    fail("cancel-storm: only \(server.held) of \(requests) requests came within 30 s", status: 1)
-                }
-                // Answer and cancel each request in a random order of the two, a few microseconds apart.
-                server.answerAll { index in
-                    let gap = UInt32.random(in: 0...200, using: &random)
-                    switch Int.random(in: 0..<3, using: &random) {
-                    case 0: return (before: { tasks[index].cancel() }, after: {})
-                    case 1: return (before: { usleep(gap) }, after: { tasks[index].cancel() })
-                    default: return (before: {}, after: { usleep(gap); tasks[index].cancel() })
-                    }
-                }
-                var answered = 0
-                for task in tasks where await task.value { answered += 1 }
-                say("round \(round): \(answered) answered, \(requests - answered) cancelled")
             }
-            say("ok")
-            exit(0)
+            guard server.waitForRequests(requests, within: 30) else {
+                fail("cancel-storm: only \(server.held) of \(requests) requests came within 30 s", status: 1)
+            }
+            // Answer and cancel each request in a random order of the two, a few microseconds apart.
+            server.answerAll { index in
+                let gap = UInt32.random(in: 0...200, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: return (before: { tasks[index].cancel() }, after: {})
+                case 1: return (before: { usleep(gap) }, after: { tasks[index].cancel() })
+                default: return (before: {}, after: { usleep(gap); tasks[index].cancel() })
+                }
+            }
+            return tasks
         }
-        dispatchMain()
     }
 
     /// The `refused` modes: every request, to a port where nothing listens, cancelled within 300 µs of its start.
@@ -107,30 +100,39 @@ enum CancelStorm {
         }
         let session = URLSession(configuration: .ephemeral)
         let request = URLRequest(url: url.appendingPathComponent("_matrix/client/v3/sync"))
-        Task.detached {
-            for round in 1...rounds {
-                let tasks = (0..<requests).map { index in
-                    let task = Task { () -> Bool in
-                        if raw {
-                            return await withCheckedContinuation { continuation in
-                                let exchange = session.dataTask(with: request) { _, _, error in continuation.resume(returning: error == nil) }
-                                exchange.resume()
-                                usleep(UInt32.random(in: 0...300))
-                                exchange.cancel()
-                            }
+        runRounds(rounds, requests: requests) { _ in
+            (0..<requests).map { index in
+                let task = Task { () -> Bool in
+                    if raw {
+                        return await withCheckedContinuation { continuation in
+                            let exchange = session.dataTask(with: request) { _, _, error in continuation.resume(returning: error == nil) }
+                            exchange.resume()
+                            usleep(UInt32.random(in: 0...300))
+                            exchange.cancel()
                         }
-                        let _: Empty? = try? await client.get(["sync"], query: [("i", String(index))])
-                        return false
                     }
-                    if !raw {
-                        usleep(UInt32.random(in: 0...300))
-                        task.cancel()
-                    }
-                    return task
+                    let _: Empty? = try? await client.get(["sync"], query: [("i", String(index))])
+                    return false
                 }
+                if !raw {
+                    usleep(UInt32.random(in: 0...300))
+                    task.cancel()
+                }
+                return task
+            }
+        }
+    }
+
+    /// Runs `rounds` rounds, each of the `requests` tasks `round` starts (and
+    /// cancels), says how many answered after each, then `ok`, and exits 0.
+    private static func runRounds(
+        _ rounds: Int, requests: Int, _ round: @escaping @Sendable (Int) async -> [Task<Bool, Never>]
+    ) -> Never {
+        Task.detached {
+            for number in 1...rounds {
                 var answered = 0
-                for task in tasks where await task.value { answered += 1 }
-                say("round \(round): \(answered) answered, \(requests - answered) cancelled")
+                for task in await round(number) where await task.value { answered += 1 }
+                say("round \(number): \(answered) answered, \(requests - answered) cancelled")
             }
             say("ok")
             exit(0)
@@ -141,16 +143,22 @@ enum CancelStorm {
     /// A URL of 127.0.0.1 at a port where nothing listens: one bound, never listened on, and held open.
     private static func closedPort() throws -> URL {
         let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard holder >= 0 else { throw HelperError("socket failed") }
+        return try boundURL(holder)
+    }
+
+    /// Binds `socket` to 127.0.0.1 at a port the system picks, and returns its `http://` URL.
+    fileprivate static func boundURL(_ socket: Int32) throws -> URL {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0
+                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
             }
         }
-        guard holder >= 0, bound else { throw HelperError("could not reserve a port") }
+        guard bound else { throw HelperError("could not bind a port on 127.0.0.1") }
         return URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")!
     }
 
@@ -174,17 +182,8 @@ private final class HeldAnswers: @unchecked Sendable {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
         guard listener >= 0 else { throw HelperError("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound, listen(listener, 1_024) == 0 else { throw HelperError("bind/listen failed") }
-        url = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")!
+        url = try CancelStorm.boundURL(listener)
+        guard listen(listener, 1_024) == 0 else { throw HelperError("listen failed") }
     }
 
     /// Starts accepting connections on a thread of its own.
