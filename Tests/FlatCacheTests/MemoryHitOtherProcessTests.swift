@@ -2,9 +2,9 @@ import FlatCache
 import Foundation
 import Testing
 
-/// A channel held in memory is paged from memory after `stat`s show its
-/// files unchanged; every write by another process changes them, so the
-/// next page shows it.
+/// A channel held in memory is paged from memory after a `stat` shows its
+/// data file unchanged; every write by another process changes that file
+/// (an append its size, a rewrite its inode), so the next page shows it.
 @Suite(.timeLimit(.minutes(1))) struct MemoryHitOtherProcessTests {
     let folder = try! TemporaryFolder()
     let url = "in-memory-\(UUID())"
