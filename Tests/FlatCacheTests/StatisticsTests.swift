@@ -28,6 +28,43 @@ import Testing
         #expect(try await cache.statistics().messages == channels * perChannel)
     }
 
+    @Test func diskBytesAndFilesCountEveryFileInTheFolderOnce() async throws {
+        // Given a folder with messages in 3 channels, a change log token (a continuity file) in one,
+        // the channel list, a stray file among the messages, and a quarantined folder and file
+        let cache = try ChatCache(directory: folder.url, configuration: Configuration(writeDelay: .zero, sizeLimit: nil))
+        for channel in 0..<3 {
+            try await cache.messages.save((1...5).map {
+                ChatMessage(messageID: Int64(channel * 10 + $0), channelURL: "c\(channel)", createdAt: Int64($0), text: "m\($0)")
+            })
+        }
+        try await cache.messages.setChangeLogToken("token-1", in: "c1")
+        try await cache.channels.save([ChatChannel(channelURL: "c0", kind: .group, name: "c0", memberCount: 2, createdAt: 0)])
+        try await cache.close()
+        let messages = folder.url.appendingPathComponent("messages")
+        try Data("stray".utf8).write(to: messages.appendingPathComponent("notes.txt"))
+        let quarantine = folder.url.appendingPathComponent("quarantine")
+        try FileManager.default.createDirectory(at: quarantine.appendingPathComponent("incident"), withIntermediateDirectories: true)
+        try Data(repeating: 7, count: 300).write(to: quarantine.appendingPathComponent("incident/a.lines"))
+        try Data(repeating: 8, count: 40).write(to: quarantine.appendingPathComponent("b.lines"))
+
+        // When the statistics scan the folder
+        let statistics = try await ChatCache(directory: folder.url, configuration: Configuration(sizeLimit: nil)).statistics()
+
+        // Then they count every regular file once, as a walk of the folder does
+        var (bytes, files) = (0, 0)
+        let walk = FileManager.default.enumerator(at: folder.url, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey])!
+        for case let url as URL in walk {
+            let values = try url.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey])
+            guard values.isRegularFile == true else { continue }
+            (bytes, files) = (bytes + values.fileSize!, files + 1)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: messages.path).contains { $0.hasSuffix(".continuity") })
+        #expect(statistics.diskBytes == bytes)
+        #expect(statistics.diskFiles == files)
+        #expect(statistics.quarantinedBytes == 340)
+        #expect(statistics.channelsWithMessages == 3)
+    }
+
     @Test func countsIncludeChangesWaitingForWriteBehind() async throws {
         // Given a folder another cache wrote: 2 channels listed, 2 users, 10 messages in "old"
         let channel = { (url: String, at: Int64) in

@@ -45,6 +45,12 @@ enum FileSystem {
     /// What `stat` (or, not following a final link, `lstat`) says of `path`;
     /// `nil` when nothing is there.
     @inline(__always)
+    /// What one `lstat` says about `path` (a final symbolic link is not
+    /// followed); `nil` when nothing is there.
+    static func linkStatus(at path: String) throws(FlatCacheError) -> stat? {
+        try status(at: path, followingLinks: false)
+    }
+
     private static func status(at path: String, followingLinks: Bool) throws(FlatCacheError) -> stat? {
         var info = stat()
         guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else {
@@ -253,14 +259,20 @@ enum FileSystem {
 
     /// The folder part of `path` ("/a/b" for "/a/b/c").
     static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
+        guard let slash = lastSlash(in: path) else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// The file-name part of `path` ("c" for "/a/b/c").
     static func name(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        guard let slash = lastSlash(in: path) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
+    }
+
+    /// The last "/" in `path`, found in its UTF-8 bytes: a search by
+    /// `Character` walks grapheme clusters, and a sweep asks this of every file.
+    private static func lastSlash(in path: String) -> String.Index? {
+        path.utf8.lastIndex(of: UInt8(ascii: "/"))
     }
 
     /// The hidden temporary file a write of `path` goes through.
