@@ -62,6 +62,16 @@ import Testing
         #expect(throws: RecordDecodingError.self) { try ChatUser(serializedData: bytes) }
     }
 
+    @Test func invalidUTF8AsLongAsItsRepairThrows() throws {
+        // A 4-byte sequence cut to 3 bytes: repaired, it becomes U+FFFD, also 3 bytes long
+        var bytes = try ChatUser(userID: "abc", nickname: "", profileURL: "").serialize()
+        bytes.replaceSubrange((bytes.startIndex + 2)..<(bytes.startIndex + 5), with: [0xF0, 0x9F, 0x98])
+        #expect(throws: RecordDecodingError.self) { try ChatUser(serializedData: bytes) }
+        // and valid text of every width decodes to itself
+        let text = "a é 你 🎉 \u{FFFD}"
+        #expect(try ChatUser(serializedData: try ChatUser(userID: text, nickname: text, profileURL: "").serialize()).userID == text)
+    }
+
     @Test func aLengthPastTheEndThrows() {
         // version 1, then a userID whose length says 2^27 - 1
         let bytes = Data([1, 0xFF, 0xFF, 0xFF, 0x7F, 0x41])

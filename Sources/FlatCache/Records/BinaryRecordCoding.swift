@@ -185,8 +185,17 @@ struct BinaryReader {
     }
 
     mutating func readString() throws(RecordDecodingError) -> String {
-        let bytes = try readSpan()
-        guard let string = String(validating: bytes, as: UTF8.self) else {
+        let bytes = try readSpan().assumingMemoryBound(to: UInt8.self)
+        // `String(decoding:)` takes the standard library's fast path, but repairs
+        // bad UTF-8 with U+FFFD: the bytes come back unchanged exactly when they
+        // were valid (a replaced part never reads as the same bytes). Faster than
+        // `String(validating:)`, whose generic path looks up type metadata per call.
+        var string = String(decoding: bytes, as: UTF8.self)
+        let valid = string.withUTF8 { decoded in
+            decoded.count == bytes.count
+                && (bytes.isEmpty || memcmp(decoded.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+        }
+        guard valid else {
             throw RecordDecodingError(reason: "a string is not valid UTF-8 before byte \(offset)")
         }
         return string
