@@ -95,27 +95,34 @@ enum FileSystem {
         guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw failure(.read, path, EISDIR) }
 
-        var data = Data(count: Int(info.st_size))
+        // One byte more than the size: a read that stops at the size, then one that finds
+        // nothing, prove the end without growing (and zeroing) the buffer. Not zero-filled
+        // first, as Data(count:) would be: every byte is read before it is seen.
+        var capacity = Int(info.st_size) + 1
+        guard var buffer = malloc(capacity) else { throw failure(.read, path, ENOMEM) }
         var filled = 0
-        while true {
-            if filled == data.count {
-                // The file grew since fstat (or we are at its end): check with a small read.
-                data.count += max(4096, data.count / 2)
+        do throws(FlatCacheError) {
+            while true {
+                if filled == capacity {
+                    // The file grew since fstat: read on.
+                    capacity += max(4096, capacity / 2)
+                    guard let grown = realloc(buffer, capacity) else { throw failure(.read, path, ENOMEM) }
+                    buffer = grown
+                }
+                if let code = injectedFailure(.read, path) { throw failure(.read, path, code) }
+                let got = read(descriptor, buffer + filled, capacity - filled)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    throw failure(.read, path, errno)
+                }
+                if got == 0 { break }
+                filled += got
             }
-            let count = data.count
-            if let code = injectedFailure(.read, path) { throw failure(.read, path, code) }
-            let got = data.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + filled, count - filled)
-            }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw failure(.read, path, errno)
-            }
-            if got == 0 { break }
-            filled += got
+        } catch {
+            free(buffer)
+            throw error
         }
-        data.count = filled
-        return (data, FileStamp(info))
+        return (Data(bytesNoCopy: buffer, count: filled, deallocator: .free), FileStamp(info))
     }
 
     /// Replaces the file at `path` with `data` atomically (see ``replaceFiles(_:synchronized:)``).
