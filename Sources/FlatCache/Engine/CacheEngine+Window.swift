@@ -75,7 +75,7 @@ extension CacheEngine {
         _ file: RecordFile, _ keep: Int, _ select: Selection<R>, ignoringMemoryOnly: Bool = false
     ) throws(FlatCacheError) -> [R]? {
         guard !hasChangesWaiting(file, ignoringMemoryOnly: ignoringMemoryOnly) else { return nil }
-        let (found, _) = try file.verify(finishing: !storage.isReadOnly)
+        let (found, _) = try file.verify(finishing: !storage.isReadOnly, withTail: false)
         switch found {
         case .missing: return []
         case .corrupt: return nil

@@ -124,8 +124,12 @@ struct RecordFile: Sendable, Hashable {
     ///
     /// A file this process checked before (``VerifiedFiles``) is not hashed
     /// again while its stamp and its sidecar's are those it had then.
-    func verify(finishing: Bool = true) throws(FlatCacheError) -> (found: Verified, tail: Tail?) {
-        let (found, tail, _) = try check(finishing: finishing, trustingProofs: true)
+    ///
+    /// - Parameter withTail: Whether to work out the file's ``Tail`` (a pass
+    ///   over the bytes to count its lines), which only a write goes on from;
+    ///   a read that decodes a few lines passes `false` and gets none.
+    func verify(finishing: Bool = true, withTail: Bool = true) throws(FlatCacheError) -> (found: Verified, tail: Tail?) {
+        let (found, tail, _) = try check(finishing: finishing, trustingProofs: true, withTail: withTail)
         return (found, tail)
     }
 
@@ -137,7 +141,7 @@ struct RecordFile: Sendable, Hashable {
     ///   (``VerifiedFiles``) stands for this one while both files' stamps are
     ///   unchanged; `verify` hashes every file whatever this process knows.
     func check(
-        finishing: Bool, trustingProofs: Bool = false
+        finishing: Bool, trustingProofs: Bool = false, withTail: Bool = true
     ) throws(FlatCacheError) -> (found: Verified, tail: Tail?, unfinishedBytes: Int) {
         var data: Data
         var stamp: FileStamp
@@ -147,7 +151,7 @@ struct RecordFile: Sendable, Hashable {
         do {
             guard let found = try FileSystem.readFile(at: path) else { return (.missing, nil, 0) }
             (data, stamp) = found
-            if trustingProofs, let proven = try proven(data, stamp: stamp) { return proven }
+            if trustingProofs, let proven = try proven(data, stamp: stamp, withTail: withTail) { return proven }
             let sidecarFile = try FileSystem.readFile(at: sidecarPath)
             (sidecar, sidecarStamp) = (sidecarFile?.contents, sidecarFile?.stamp)
         } catch where FileSystem.isNotARegularFile(error) {
@@ -169,12 +173,13 @@ struct RecordFile: Sendable, Hashable {
                 let proof = VerifiedFiles.Proof(data: stamp, sidecar: sidecarStamp, hasher: hasher)
                 VerifiedFiles.shared.remember(path, proof, checkStarted: started)
             }
-            return decoded(data, stamp: stamp, sidecarStamp: sidecarStamp, hasher: hasher)
+            return decoded(data, stamp: withTail ? stamp : nil, sidecarStamp: sidecarStamp, hasher: hasher)
         }
         // A replace cut short names the data exactly in its waiting sidecar: try that first.
         // The data file itself is whole then, so its tail stays known.
         if try finishInterruptedReplace(digest: actual, finishing: finishing) {
-            return decoded(data, stamp: stamp, sidecarStamp: try FileSystem.stamp(at: sidecarPath), hasher: hasher)
+            return decoded(
+                data, stamp: withTail ? stamp : nil, sidecarStamp: try FileSystem.stamp(at: sidecarPath), hasher: hasher)
         }
         switch recorded {
         case .failure(let problem):
@@ -198,11 +203,13 @@ struct RecordFile: Sendable, Hashable {
     /// these very bytes before: the data file's stamp was the proof's when it
     /// was opened and still is after the read (no write in between), and the
     /// sidecar's is the proof's. `nil` when that is not known: then hash.
-    private func proven(_ data: Data, stamp: FileStamp) throws(FlatCacheError) -> (found: Verified, tail: Tail?, unfinishedBytes: Int)? {
+    private func proven(
+        _ data: Data, stamp: FileStamp, withTail: Bool
+    ) throws(FlatCacheError) -> (found: Verified, tail: Tail?, unfinishedBytes: Int)? {
         guard let proof = VerifiedFiles.shared.proof(for: path), proof.data == stamp, data.count == stamp.size,
             try FileSystem.stamp(at: sidecarPath) == proof.sidecar, try FileSystem.stamp(at: path) == stamp
         else { return nil }
-        return decoded(data, stamp: stamp, sidecarStamp: proof.sidecar, hasher: proof.hasher)
+        return decoded(data, stamp: withTail ? stamp : nil, sidecarStamp: proof.sidecar, hasher: proof.hasher)
     }
 
     /// `data` as verified, and its tail when its `stamp` on disk is known.
