@@ -12,6 +12,20 @@ extension CachedFile {
     }
 
     func stage(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
+        try staging(in: engine).get()
+    }
+
+    /// ``stage(in:)``, specialized for ``ChatMessage``: a flush calls it through
+    /// ``EngineFile``, so without it every write ran generic code, looking up
+    /// types as it went (issue 32). It returns a `Result` because the compiler
+    /// cannot specialize ahead of time a function that throws a typed error (it crashes).
+    @_specialize(where R == ChatMessage)
+    private func staging(in engine: CacheEngine) -> Result<StagedStep, FlatCacheError> {
+        Result { () throws(FlatCacheError) in try stageChanges(in: engine) }
+    }
+
+    /// The work of ``stage(in:)`` (specialized with ``staging(in:)``).
+    private func stageChanges(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
         let (changes, added, known) = engine.locked { () -> ([Change<R>], (records: [R], lines: [Data])?, Base) in
             writing = pending
             pending = []
@@ -36,7 +50,8 @@ extension CachedFile {
         default: break
         }
         // Changes from the last one that replaces everything on need not know what is on disk.
-        let start = changes.lastIndex(where: \.replacesAll) ?? 0
+        // (A closure, not `\.replacesAll`: a key path in generic code is instantiated on every call.)
+        let start = changes.lastIndex(where: { $0.replacesAll }) ?? 0
         // What the attachment says of the old content is not true of the new: it goes first.
         if changes[start].replacesAll { try file.removeAttachment() }
         // A replace made before another writer changed the file carries what that writer did over it: it needs the file.
