@@ -9,6 +9,15 @@ extension CachedFile {
         case records([R]?, tail: RecordFile.Tail?, ids: Set<Int64>?)
         /// For changes that only append: enough to check and append them.
         case end(count: Int, last: R?, ids: Set<Int64>, tail: RecordFile.Tail)
+
+        /// The tail of the file's records, when they are known.
+        var tail: RecordFile.Tail? {
+            switch self {
+            case .unknown, .records(nil, _, _): nil
+            case .records(_, let tail, _): tail
+            case .end(_, _, _, let tail): tail
+            }
+        }
     }
 
     func stage(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
@@ -41,6 +50,15 @@ extension CachedFile {
             return (writing, added, .records(records, tail: tail, ids: diskIDs))
         }
         guard !changes.isEmpty else { return .noChanges }
+        // New records after the last, on a file whose end memory knows: the append itself checks the
+        // data file's stamp (on the descriptor it writes through), so only the sidecar's is taken here:
+        // one path looked up, not two (issue 32). Anything else, a changed file too, takes the way below.
+        if let rule, let added, let tail = known.tail, try file.sidecarStamp() == tail.sidecarStamp,
+            let staged = try stageAppend(added, to: known, rule: rule)
+        {
+            (installing, appending) = ((nil, 0), (staged.count, added.records, nil))
+            return .write(staged.write)
+        }
         let stamps = try file.stamps()
         var base = Base.unknown
         var read: [R]?
