@@ -19,7 +19,7 @@ extension MessageStore {
     @discardableResult
     public func save(_ messages: some Sequence<Message>) async throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable(for: tier)
-        let (changes, counted) = self.changes(saving: Array(messages))
+        let (changes, counted) = self.changes(saving: messages)
         return counted + (try await engine.add(try changes.get(), rule: appendRule, tier: tier))
     }
 

@@ -14,16 +14,22 @@ extension MessageStore {
             precedes: { CanonicalOrder.precedes($0, $1) })
     }
 
-    /// What a save of `list` changes: an upsert per channel (see ``upserts(_:)``),
+    /// What a save of `messages` changes: an upsert per channel (see ``upserts(_:)``),
     /// and the messages left out counted.
     ///
     /// Specialized for ``ChatMessage``: a save of one message spent more on
     /// looking up generic types than on its own work (issue 32). It returns
     /// a `Result` because the compiler cannot specialize ahead of time a
-    /// function that throws a typed error (it crashes).
-    @_specialize(where Message == ChatMessage)
-    func changes(saving list: [Message]) -> (changes: Result<[(RecordFile, Change<Message>)], FlatCacheError>, counted: SaveResult) {
+    /// function that throws a typed error (it crashes). The usual sequences,
+    /// one message and an array, are specialized too: copying one into an
+    /// array looked up the array's type on every save.
+    @_specialize(where Message == ChatMessage, Messages == CollectionOfOne<ChatMessage>)
+    @_specialize(where Message == ChatMessage, Messages == [ChatMessage])
+    func changes<Messages: Sequence<Message>>(
+        saving messages: Messages
+    ) -> (changes: Result<[(RecordFile, Change<Message>)], FlatCacheError>, counted: SaveResult) {
         var counted = SaveResult()
+        let list = Array(messages)
         let changes = Result { () throws(FlatCacheError) in try upserts(try byChannel(list, counting: &counted)) }
         return (changes, counted)
     }
