@@ -6,12 +6,14 @@ extension CachedFile {
     /// record after the last, in place). Engine lock held.
     @_specialize(where R == ChatMessage)
     func add(_ change: Change<R>) {
-        if !memoryOnly.isEmpty {
+        let onlyAdds = memoryOnly.isEmpty
+        if !onlyAdds {
             // A change that is written ends the memory-only ones.
             memoryOnly = []
             setView(.none, extendsDisk: false)
         }
         pending.append(change)
+        func updateCost() { onlyAdds ? self.updateCost(afterAdding: change) : self.updateCost() }
         // Waiting changes hold their records whether or not the file was read: count them.
         guard case .some(var records) = view else { return updateCost() }
         var ids = viewIDs

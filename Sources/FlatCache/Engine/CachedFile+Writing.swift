@@ -9,9 +9,32 @@ extension CachedFile {
         case records([R]?, tail: RecordFile.Tail?, ids: Set<Int64>?)
         /// For changes that only append: enough to check and append them.
         case end(count: Int, last: R?, ids: Set<Int64>, tail: RecordFile.Tail)
+
+        /// The tail of the file's records, when they are known.
+        var tail: RecordFile.Tail? {
+            switch self {
+            case .unknown, .records(nil, _, _): nil
+            case .records(_, let tail, _): tail
+            case .end(_, _, _, let tail): tail
+            }
+        }
     }
 
     func stage(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
+        try staging(in: engine).get()
+    }
+
+    /// ``stage(in:)``, specialized for ``ChatMessage``: a flush calls it through
+    /// ``EngineFile``, so without it every write ran generic code, looking up
+    /// types as it went (issue 32). It returns a `Result` because the compiler
+    /// cannot specialize ahead of time a function that throws a typed error (it crashes).
+    @_specialize(where R == ChatMessage)
+    private func staging(in engine: CacheEngine) -> Result<StagedStep, FlatCacheError> {
+        Result { () throws(FlatCacheError) in try stageChanges(in: engine) }
+    }
+
+    /// The work of ``stage(in:)`` (specialized with ``staging(in:)``).
+    private func stageChanges(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
         let (changes, added, known) = engine.locked { () -> ([Change<R>], (records: [R], lines: [Data])?, Base) in
             writing = pending
             pending = []
@@ -27,6 +50,15 @@ extension CachedFile {
             return (writing, added, .records(records, tail: tail, ids: diskIDs))
         }
         guard !changes.isEmpty else { return .noChanges }
+        // New records after the last, on a file whose end memory knows: the append itself checks the
+        // data file's stamp (on the descriptor it writes through), so only the sidecar's is taken here:
+        // one path looked up, not two (issue 32). Anything else, a changed file too, takes the way below.
+        if let rule, let added, let tail = known.tail, try file.sidecarStamp() == tail.sidecarStamp,
+            let staged = try stageAppend(added, to: known, rule: rule)
+        {
+            (installing, appending) = ((nil, 0), (staged.count, added.records, nil))
+            return .write(staged.write)
+        }
         let stamps = try file.stamps()
         var base = Base.unknown
         var read: [R]?
@@ -36,7 +68,8 @@ extension CachedFile {
         default: break
         }
         // Changes from the last one that replaces everything on need not know what is on disk.
-        let start = changes.lastIndex(where: \.replacesAll) ?? 0
+        // (A closure, not `\.replacesAll`: a key path in generic code is instantiated on every call.)
+        let start = changes.lastIndex(where: { $0.replacesAll }) ?? 0
         // What the attachment says of the old content is not true of the new: it goes first.
         if changes[start].replacesAll { try file.removeAttachment() }
         // A replace made before another writer changed the file carries what that writer did over it: it needs the file.

@@ -34,6 +34,8 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// `pending` added, each change appended in order (none applied otherwise).
     var viewExtendsDisk = false
     private(set) var cost = 0
+    /// The records the changes not yet written hold (``recordsHeld(by:)``), as of the last ``updateCost()``.
+    private var unwrittenRecords = 0
     var lastUse: UInt64 = 0
     var readInPart: UInt64?
     /// Estimated memory per record, from the bytes last read or written.
@@ -154,13 +156,34 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     }
 
     func updateCost() {
+        updateCost(unwrittenRecords: Self.recordsHeld(by: writing) + Self.recordsHeld(by: pending) + Self.recordsHeld(by: memoryOnly))
+    }
+
+    /// ``updateCost()`` after `change` was appended to `pending`, the lists of
+    /// changes otherwise as they were at the last one: without going over every
+    /// change again, which made a burst of saves to one file quadratic (issue 32).
+    func updateCost(afterAdding change: Change<R>) {
+        let held = unwrittenRecords + Self.recordsHeld(by: CollectionOfOne(change))
+        assert(held == Self.recordsHeld(by: writing) + Self.recordsHeld(by: pending) + Self.recordsHeld(by: memoryOnly))
+        updateCost(unwrittenRecords: held)
+    }
+
+    private func updateCost(unwrittenRecords held: Int) {
+        unwrittenRecords = held
         // The view shares the disk records' storage until a change copies it: count the larger.
         var count = 0
         if case .known(let records?, _) = disk { count = records.count }
         if case .some(let records?) = view { count = max(count, records.count) }
-        // A change holds its records until written: an append's are known, other changes count as one.
-        count += unwritten.reduce(0) { $0 + ($1.appended?.records.count ?? 1) }
+        // A change holds its records until written.
+        count += held
         let ids = (viewIDs?.count ?? 0) + (diskIDs?.count ?? 0)
         cost = count * recordCost + 256 + ids * 16
+    }
+
+    /// How many records `changes` hold until written: an append's own, one for any other change.
+    private static func recordsHeld(by changes: some Collection<Change<R>>) -> Int {
+        var count = 0
+        for change in changes { count += change.appended?.records.count ?? 1 }
+        return count
     }
 }

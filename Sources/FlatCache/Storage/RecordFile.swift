@@ -74,6 +74,12 @@ struct RecordFile: Sendable, Hashable {
         (try FileSystem.stamp(at: path), try FileSystem.stamp(at: sidecarPath))
     }
 
+    /// The sidecar's stamp: one `lstat`, what an append checks besides the
+    /// data file's stamp, which it takes on the descriptor it writes through.
+    func sidecarStamp() throws(FlatCacheError) -> FileStamp? {
+        try FileSystem.stamp(at: sidecarPath)
+    }
+
     /// The data file's stamp: one `lstat`, what a memory-tier hit checks.
     /// Every write of the file, by anyone, changes it (an append its size,
     /// a replace its inode, any write its change time); the sidecar alone

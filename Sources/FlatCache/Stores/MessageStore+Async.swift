@@ -19,9 +19,8 @@ extension MessageStore {
     @discardableResult
     public func save(_ messages: some Sequence<Message>) async throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable(for: tier)
-        var counted = SaveResult()
-        let changes = try upserts(try byChannel(messages, counting: &counted))
-        return counted + (try await engine.add(changes, rule: appendRule, tier: tier))
+        let (changes, counted) = self.changes(saving: messages)
+        return counted + (try await engine.add(try changes.get(), rule: appendRule, tier: tier))
     }
 
     /// The cached messages of a channel, oldest first; `[]` when none are cached.

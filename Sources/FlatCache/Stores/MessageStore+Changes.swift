@@ -14,13 +14,32 @@ extension MessageStore {
             precedes: { CanonicalOrder.precedes($0, $1) })
     }
 
-    /// `messages` that may be cached, by channel (in the order of their keys);
-    /// the others counted as left out.
+    /// What a save of `messages` changes: an upsert per channel (see ``upserts(_:)``),
+    /// and the messages left out counted.
+    ///
+    /// Specialized for ``ChatMessage``: a save of one message spent more on
+    /// looking up generic types than on its own work (issue 32). It returns
+    /// a `Result` because the compiler cannot specialize ahead of time a
+    /// function that throws a typed error (it crashes). The usual sequences,
+    /// one message and an array, are specialized too: copying one into an
+    /// array looked up the array's type on every save.
+    @_specialize(where Message == ChatMessage, Messages == CollectionOfOne<ChatMessage>)
+    @_specialize(where Message == ChatMessage, Messages == [ChatMessage])
+    func changes<Messages: Sequence<Message>>(
+        saving messages: Messages
+    ) -> (changes: Result<[(RecordFile, Change<Message>)], FlatCacheError>, counted: SaveResult) {
+        var counted = SaveResult()
+        let list = Array(messages)
+        let changes = Result { () throws(FlatCacheError) in try upserts(try byChannel(list, counting: &counted)) }
+        return (changes, counted)
+    }
+
+    /// The messages of `list` that may be cached, by channel (in the order of
+    /// their keys); the others counted as left out.
     func byChannel(
-        _ messages: some Sequence<Message>, counting result: inout SaveResult
+        _ list: [Message], counting result: inout SaveResult
     ) throws(FlatCacheError) -> [(url: String, messages: [Message])] {
         // The usual save, one message or messages of one channel, needs no grouping.
-        let list = Array(messages)
         if let first = list.first, !first.channelURL.isEmpty,
             list.allSatisfy({ $0.isSent && $0.isInGroupChannel && RecordKey($0.channelURL) == RecordKey(first.channelURL) })
         {

@@ -54,9 +54,8 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
     @discardableResult
     func save(_ messages: some Sequence<Message>) throws(FlatCacheError) -> SaveResult {
         try storage.requireWritable(for: tier)  // even a save with nothing to write: the rule is per call
-        var result = SaveResult()
-        let channels = try byChannel(messages, counting: &result)
-        for (file, change) in try upserts(channels) {
+        var (changes, result) = self.changes(saving: messages)
+        for (file, change) in try changes.get() {
             let written = try engine.write(change, to: file, rule: appendRule, tier: tier)
             result.count(written.outcome)
             result.recordsDropped += written.dropped
