@@ -89,27 +89,35 @@ enum FileSystem {
         guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw failure(.read, path, EISDIR) }
 
-        var data = Data(count: Int(info.st_size))
+        // One byte more than the file: the read that finds its end needs no
+        // second buffer. Not zeroed first: only the bytes read are kept.
+        var capacity = Int(info.st_size) + 1
+        var buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
         var filled = 0
         while true {
-            if filled == data.count {
-                // The file grew since fstat (or we are at its end): check with a small read.
-                data.count += max(4096, data.count / 2)
+            if filled == capacity {
+                // The file grew since fstat: go on in a larger buffer.
+                capacity += max(4096, capacity / 2)
+                let larger = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+                larger.copyMemory(from: buffer, byteCount: filled)
+                buffer.deallocate()
+                buffer = larger
             }
-            let count = data.count
-            if let code = injectedFailure(.read, path) { throw failure(.read, path, code) }
-            let got = data.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + filled, count - filled)
+            if let code = injectedFailure(.read, path) {
+                buffer.deallocate()
+                throw failure(.read, path, code)
             }
+            let got = read(descriptor, buffer + filled, capacity - filled)
             if got < 0 {
                 if errno == EINTR { continue }
-                throw failure(.read, path, errno)
+                let code = errno
+                buffer.deallocate()
+                throw failure(.read, path, code)
             }
             if got == 0 { break }
             filled += got
         }
-        data.count = filled
-        return (data, FileStamp(info))
+        return (Data(bytesNoCopy: buffer, count: filled, deallocator: .custom { bytes, _ in bytes.deallocate() }), FileStamp(info))
     }
 
     /// Replaces the file at `path` with `data` atomically (see ``replaceFiles(_:synchronized:)``).
