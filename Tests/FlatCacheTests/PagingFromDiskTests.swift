@@ -11,7 +11,10 @@ struct CountedMessage: MessageRecord, Equatable {
     static let undecodable = "undecodable"
     var body = ""
 
-    func serialize() throws -> Data { Data("\(messageID)|\(createdAt)|\(channelURL)|\(body)".utf8) }
+    func serialize() throws -> Data {
+        Self.serializations.add(channelURL)
+        return Data("\(messageID)|\(createdAt)|\(channelURL)|\(body)".utf8)
+    }
 
     init(_ id: Int64, in channelURL: String, body: String = "") {
         (messageID, self.channelURL, createdAt, self.body) = (id, channelURL, id * 1_000, body)
@@ -27,6 +30,7 @@ struct CountedMessage: MessageRecord, Equatable {
     }
 
     static let decodes = Tally()
+    static let serializations = Tally()
 
     final class Tally: @unchecked Sendable {
         private let lock = NSLock()

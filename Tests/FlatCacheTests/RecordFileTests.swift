@@ -53,6 +53,19 @@ import Testing
         #expect(try file.read() == .records(Array(records.reversed())))
     }
 
+    @Test func rewritesAFileOfTheSameSizeAndLineLengthsButOtherBytes() throws {
+        // Given a whole file (its sidecar names it) whose lines are as long as the new ones
+        _ = try file.write([Data("one!".utf8), Data("two!".utf8)], synchronized: false)
+
+        // When other records of the same lengths are written
+        let other = [Data("une!".utf8), Data("deux".utf8)]
+        let outcome = try file.write(other, synchronized: false)
+
+        // Then the bytes, not only the sizes and the sidecar, told them apart
+        #expect(outcome == .written)
+        #expect(try file.read() == .records(other))
+    }
+
     @Test func replacesByRenameSoAReaderOfTheOldFileSeesItWhole() throws {
         // Given a reader that opened the current file
         _ = try file.write(records, synchronized: false)

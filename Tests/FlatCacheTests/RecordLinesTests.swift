@@ -13,6 +13,27 @@ import Testing
         #expect(try RecordLines.decode(RecordLines.encode(records)) == records)
     }
 
+    @Test func matchesOnlyTheExactBodyItWouldEncode() {
+        // Given a body of four lines (one of them empty)
+        let records = [Data("A".utf8), Data(), Data("ABCDE".utf8), Data((0..<200).map { UInt8($0) })]
+        let body = RecordLines.encode(records)
+        #expect(RecordLines.matches(records, body))
+
+        // Then any byte flipped, a byte too few or too many, or a record more or less, is no match
+        for offset in body.indices {
+            var flipped = body
+            flipped[offset] ^= 0x01
+            #expect(!RecordLines.matches(records, flipped), "a flip at byte \(offset) matched")
+        }
+        #expect(!RecordLines.matches(records, body.dropLast()))
+        #expect(!RecordLines.matches(records, body + Data("\n".utf8)))
+        #expect(!RecordLines.matches(Array(records.dropLast()), body))
+        #expect(!RecordLines.matches(records + [Data()], body))
+        #expect(RecordLines.matches([], Data()))
+        #expect(!RecordLines.matches([], Data("\n".utf8)))
+        #expect(!RecordLines.matches([Data()], Data()))
+    }
+
     @Test func anEmptyBodyHoldsNoRecords() throws {
         #expect(try RecordLines.decode(Data()) == [])
         #expect(RecordLines.encode([]) == Data())

@@ -32,6 +32,27 @@ import Testing
         #expect(CountedMessage.decodes.count(url) == 0, "the replace decoded the file it replaces")
     }
 
+    @Test func aReplaceSerializesEachMessageOnce() async throws {
+        // Given a channel of 200 messages saved by another instance
+        let url = "replace-serialize-\(UUID())"
+        try cache(writeDelay: .zero).messages.saveNow(messages(1...200, in: url))
+        let writer = try cache()
+
+        // When this instance replaces it with the same messages, then with one more, flushing each
+        CountedMessage.serializations.reset(url)
+        try await writer.messages.replace(messages(1...200, in: url), in: url)
+        let unchanged = try await writer.flush()
+        let afterUnchanged = CountedMessage.serializations.count(url)
+        try await writer.messages.replace(messages(1...201, in: url), in: url)
+        let written = try await writer.flush()
+
+        // Then each message was serialized once per replace: the write took the bytes the replace made
+        #expect(unchanged.filesUnchanged == 1 && written.filesWritten == 1)
+        #expect(afterUnchanged == 200, "the replace found unchanged serialized its messages \(afterUnchanged) times")
+        #expect(CountedMessage.serializations.count(url) - afterUnchanged == 201)
+        #expect(try cache().messages.loadNow(in: url) == messages(1...201, in: url))
+    }
+
     @Test func aReplaceOfAChannelNotInMemoryStillKeepsAnotherWritersSave() async throws {
         // Given a channel of 3 messages saved by another instance, and a replace waiting for write-behind here
         let url = "replace-rebase-\(UUID())"

@@ -20,7 +20,7 @@ extension CachedFile {
         // `records` and `ids` now hold the only references (unless the disk shares them): they grow in place.
         (view, viewIDs) = (.none, nil)
         if let rule, let appended = change.appended, records != nil {
-            if ids == nil { ids = Set(records!.lazy.map(rule.id)) }
+            if ids == nil { ids = rule.ids(records!, records!.count) }
             if rule.allows(records!, appended.records, ids: ids) {
                 records!.append(contentsOf: appended.records)
                 for record in appended.records { ids!.insert(rule.id(record)) }

@@ -40,7 +40,7 @@ extension CachedFile {
             pending = []
             let added = Self.appended(writing)
             if case .viewPrefix(let count, let tail) = disk, added != nil, let rule, case .some(let records?) = view {
-                if diskIDs == nil { diskIDs = Set(records[..<count].lazy.map(rule.id)) }
+                if diskIDs == nil { diskIDs = rule.ids(records, count) }
                 return (writing, added, .end(count: count, last: count > 0 ? records[count - 1] : nil, ids: diskIDs!, tail: tail))
             }
             if case .summary(let count, let last, let tail) = disk, added != nil, let ids = diskIDs {
@@ -101,6 +101,11 @@ extension CachedFile {
         installing = (result, dropped)
         if changes[start...].contains(where: { $0.voidsAttachment?.isSet ?? false }) { try file.removeAttachment() }
         guard let result else { return stamps.data == nil ? .nothing : .remove }
+        // A replace written as it was made brings its records' bytes: no second serialization.
+        let last = changes[changes.count - 1]
+        if start == changes.count - 1, let lines = last.replacementLines, !last.rebases(over: current) {
+            return .write(try engine.storage.stageReplace(file, lines))
+        }
         return .write(try engine.storage.stageReplace(file, try engine.storage.serialize(result)))
     }
 

@@ -92,11 +92,11 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     func evict() {
         switch disk {
         case .known(let records?, let tail?) where rule != nil:
-            let ids = diskIDs ?? Set(records.indices.lazy.map { self.rule!.id(records[$0]) })
+            let ids = diskIDs ?? rule!.ids(records, records.count)
             (disk, diskIDs) = (.summary(count: records.count, last: records.last, tail: tail), ids)
         case .viewPrefix(let count, let tail):
             guard let rule, case .some(let records?) = view else { preconditionFailure("a prefix of no view") }
-            let ids = diskIDs ?? Set((0..<count).lazy.map { rule.id(records[$0]) })
+            let ids = diskIDs ?? rule.ids(records, count)
             (disk, diskIDs) = (.summary(count: count, last: count > 0 ? records[count - 1] : nil, tail: tail), ids)
         case .known(_?, _):
             setDisk(.unknown)

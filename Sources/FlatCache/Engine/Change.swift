@@ -13,6 +13,11 @@ struct Change<R: CacheRecord>: Sendable {
     /// serialized bytes: a write may then append their lines instead of
     /// rewriting the file, when ``AppendRule`` allows.
     var appended: (records: [R], lines: [Data])?
+    /// When the change replaces everything with records worked out as it
+    /// was made (``apply`` returns them whatever it is given): their bytes,
+    /// serialized then, so that a write of them as they are (not rebased over
+    /// another writer's saves) does not serialize every record a second time.
+    var replacementLines: [Data]?
     /// Whether the change ignores the records before it (a replace, a
     /// removal): then a write need not read the file.
     var replacesAll = false
@@ -46,8 +51,16 @@ struct Change<R: CacheRecord>: Sendable {
     /// unchanged since ``base``). Counts into `dropped` what retention left out.
     func applied(to records: [R]?, current: (records: [R]?, tail: RecordFile.Tail?)?, dropped: inout Int) -> [R]? {
         let result = apply(records, &dropped)
-        guard let rebase, let base, let current, !Self.same(base, current) else { return result }
+        guard let rebase, let base, let current, rebases(over: current) else { return result }
         return rebase(result, base.records(), current.records, &dropped)
+    }
+
+    /// Whether ``applied(to:current:dropped:)`` carries what another writer
+    /// did over the result, given the file as read now (`current`, `nil`
+    /// when not read): it has a ``rebase`` and a ``base`` the file no longer is.
+    func rebases(over current: (records: [R]?, tail: RecordFile.Tail?)?) -> Bool {
+        guard rebase != nil, let base, let current else { return false }
+        return !Self.same(base, current)
     }
 
     /// Whether `base` and `current` are the same file, by its stamps.
@@ -84,6 +97,9 @@ struct AppendRule<R: CacheRecord>: Sendable {
     /// keys. For messages it is the id's hash, so two ids may share a key;
     /// that only makes an append look like a repeat and take the exact path.
     let id: @Sendable (R) -> Int64
+    /// The ``id`` keys of the first `count` of `records`, read in place:
+    /// calling ``id`` on each copies the record (retaining its strings) to pass it.
+    let ids: @Sendable (_ records: [R], _ count: Int) -> Set<Int64>
     /// Whether the first record sorts strictly before the second.
     let precedes: @Sendable (R, R) -> Bool
 

@@ -103,6 +103,9 @@ struct BinaryWriter {
     /// The bytes written.
     var data: Data { Data(bytes) }
 
+    /// How many bytes were written.
+    var count: Int { bytes.count }
+
     private mutating func writeLength(_ length: Int) {
         var remaining = UInt(length)
         while remaining >= 0x80 {

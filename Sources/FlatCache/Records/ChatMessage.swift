@@ -32,7 +32,10 @@ public struct ChatMessage: MessageRecord, Codable, Hashable, Identifiable {
     public var requestID: String?
 
     /// Whether ``channelKind`` is ``ChatChannel/Kind/group``.
-    public var isInGroupChannel: Bool { channelKind == .group }
+    public var isInGroupChannel: Bool {
+        // A pattern, not `==`: the synthesized equality, called with the kind's address, copied the whole message first.
+        if case .group = channelKind { true } else { false }
+    }
 
     /// A message with the given fields.
     public init(
@@ -86,6 +89,30 @@ extension ChatMessage {
     /// - Throws: ``RecordDecodingError`` for anything else.
     public init(serializedData: Data) throws(RecordDecodingError) {
         self = try BinaryReader.read(serializedData) { reader throws(RecordDecodingError) in try ChatMessage(reading: &reader) }
+    }
+
+    /// The bytes of each of `messages`, as ``serialize()`` makes them, but
+    /// written one after another into one buffer and returned as slices of
+    /// it: a save of a channel's messages then costs one buffer, not one
+    /// (and the copy into a `Data`) per message.
+    ///
+    /// - Throws: ``RecordEncodingError`` for the first message that cannot be encoded.
+    static func serialize(_ messages: [ChatMessage]) throws(RecordEncodingError) -> [Data] {
+        try messages.withUnsafeBufferPointer { buffer throws(RecordEncodingError) -> [Data] in
+            var writer = BinaryWriter(capacity: buffer.reduce(0) { $0 + $1.estimatedSize })
+            var ends = [Int]()
+            ends.reserveCapacity(buffer.count)
+            for index in buffer.indices {
+                try buffer[index].write(to: &writer)
+                ends.append(writer.count)
+            }
+            let bytes = writer.data
+            var start = 0
+            return ends.map { end in
+                defer { start = end }
+                return bytes[start..<end]
+            }
+        }
     }
 
     var estimatedSize: Int {

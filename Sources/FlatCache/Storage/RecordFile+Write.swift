@@ -57,6 +57,7 @@ extension RecordFile {
     func stageReplace(_ records: [Data]) throws(FlatCacheError) -> StagedWrite {
         let recordsDigest = sealer == nil ? nil : SealedContents.digest(of: records)
         if let recordsDigest, let unchanged = try holdingSealed(records, digest: recordsDigest) { return unchanged }
+        if sealer == nil, let unchanged = try holding(records) { return unchanged }
         let body = RecordLines.encode(records, sealer: sealer, fileName: name)
         var hasher = SHA256Hasher()
         hasher.update(body)
@@ -64,10 +65,6 @@ extension RecordFile {
             SealedContents.shared.remember(path, stored: hasher.finalize(), records: recordsDigest, keyID: keyID)
         }
         let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
-        if sealer == nil, let stamps = try holding(body: body, sidecar: sidecar) {
-            let tail = Tail(stamp: stamps.data, sidecarStamp: stamps.sidecar, hasher: hasher, lineCount: records.count)
-            return StagedWrite(file: self, kind: .unchanged, tail: tail)
-        }
         let data = try FileSystem.writeTemporary(body, for: path, synchronized: false)
         let waiting: String
         do {
@@ -154,18 +151,26 @@ extension RecordFile {
         }
     }
 
-    /// Whether the sidecar on disk is `sidecar` and the data file's bytes are
-    /// `body`; then the data file's stamp. Comparing the bytes themselves, not
-    /// the sidecar's digest, is what proves them: a byte flipped on disk
-    /// leaves the sidecar and the size as they were. Reading from the page
-    /// cache and `memcmp` cost a fraction of the SHA256 the new content needed.
-    private func holding(body: Data, sidecar: Data) throws(FlatCacheError) -> (data: FileStamp, sidecar: FileStamp)? {
-        guard let stamp = try FileSystem.stamp(at: path), stamp.size == body.count else { return nil }
+    /// Whether the data file's bytes are the lines of `records` and the
+    /// sidecar on disk names them; then the write is staged as unchanged.
+    /// Comparing the bytes themselves, not the sidecar's digest, is what
+    /// proves them: a byte flipped on disk leaves the sidecar and the size as
+    /// they were. Each line is encoded and compared in turn, without a body
+    /// of its own (``RecordLines/matches(_:_:)``); the digest of the bytes
+    /// read, which are then the new content's, checks the sidecar and
+    /// continues in the tail for later appends.
+    private func holding(_ records: [Data]) throws(FlatCacheError) -> StagedWrite? {
+        let size = RecordLines.encodedCount(of: records, sealed: false)
+        guard let stamp = try FileSystem.stamp(at: path), stamp.size == size else { return nil }
         do {
-            guard let onDisk = try FileSystem.readFile(at: sidecarPath), onDisk.contents == sidecar,
-                let read = try FileSystem.readFile(at: path), read.contents == body
+            guard let onDisk = try FileSystem.readFile(at: sidecarPath), let read = try FileSystem.readFile(at: path),
+                RecordLines.matches(records, read.contents)
             else { return nil }
-            return (read.stamp, onDisk.stamp)
+            var hasher = SHA256Hasher()
+            hasher.update(read.contents)
+            guard onDisk.contents == Sidecar.contents(digest: hasher.finalize(), name: name) else { return nil }
+            let tail = Tail(stamp: read.stamp, sidecarStamp: onDisk.stamp, hasher: hasher, lineCount: records.count)
+            return StagedWrite(file: self, kind: .unchanged, tail: tail)
         } catch where FileSystem.isNotARegularFile(error) {
             return nil  // a link or folder where a file belongs: the write deals with it
         }

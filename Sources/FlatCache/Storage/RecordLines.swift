@@ -33,21 +33,40 @@ enum RecordLines {
         return try opener.record(inLine: range, of: body, number: number)
     }
 
-    /// The file body for `records`, built in one buffer of the exact size.
+    /// The file body for `records`, built in one buffer of the exact size
+    /// (not zeroed first: every byte is written).
     static func encode(_ records: [Data]) -> Data {
         let size = records.reduce(0) { $0 + Base64.encodedCount(of: $1.count) + 1 }
-        var body = Data(count: size + 1)  // + 1: the encoder's terminating NUL after the last line
-        body.withUnsafeMutableBytes { buffer in
-            let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        // + 1: the encoder's terminating NUL after the last line.
+        let base = UnsafeMutablePointer<UInt8>.allocate(capacity: size + 1)
+        var offset = 0
+        for record in records {
+            offset += record.withUnsafeBytes { Base64.encode($0, into: base + offset) }
+            base[offset] = newline
+            offset += 1
+        }
+        return Data(bytesNoCopy: base, count: size, deallocator: .custom { pointer, _ in pointer.deallocate() })
+    }
+
+    /// Whether `body` is exactly the file body for `records`, as
+    /// ``encode(_:)`` would make it: each line encoded in turn into a small
+    /// buffer and compared, so that a file found unchanged costs no body of
+    /// its own (and one that differs, only the lines up to the difference).
+    static func matches(_ records: [Data], _ body: Data) -> Bool {
+        let longest = records.reduce(0) { max($0, $1.count) }
+        let line = UnsafeMutablePointer<UInt8>.allocate(capacity: Base64.encodedCount(of: longest) + 1)  // + 1: the NUL
+        defer { line.deallocate() }
+        return body.withUnsafeBytes { file in
             var offset = 0
             for record in records {
-                offset += record.withUnsafeBytes { Base64.encode($0, into: base + offset) }
-                base[offset] = newline
-                offset += 1
+                let count = record.withUnsafeBytes { Base64.encode($0, into: line) }
+                guard count < file.count - offset, file[offset + count] == newline,
+                    count == 0 || memcmp(file.baseAddress! + offset, line, count) == 0
+                else { return false }
+                offset += count + 1
             }
+            return offset == file.count
         }
-        body.count = size
-        return body
     }
 
     /// The records in a file body, in file order: slices of one buffer, no copy each.

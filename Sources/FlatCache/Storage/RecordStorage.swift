@@ -253,8 +253,11 @@ struct RecordStorage: Sendable {
     }
 
     /// Each record's bytes, or ``FlatCacheError/serializationFailed(recordType:underlying:)``.
+    /// Built-in messages share one buffer (see ``ChatMessage/serialize(_:)``).
     func serialize<R: CacheRecord>(_ records: [R]) throws(FlatCacheError) -> [Data] {
         do {
+            // By type, not `as?`: casting an array checks (and copies) every element.
+            if R.self == ChatMessage.self { return try ChatMessage.serialize(unsafeBitCast(records, to: [ChatMessage].self)) }
             return try records.map { try $0.serialize() }
         } catch {
             throw .serializationFailed(recordType: String(describing: R.self), underlying: error)

@@ -13,11 +13,16 @@ public enum CanonicalOrder {
     /// Plain index loops and field comparisons: this runs unspecialized for an
     /// app's own record type, where `zip` and tuple comparisons look up
     /// generic metadata on every step.
+    @_specialize(where M == ChatMessage)
     static func messages<M: MessageRecord>(_ messages: [M]) -> [M] {
         // Servers send pages in order, and cached lists are in order: check in one pass before sorting.
-        var index = 1
-        while index < messages.count, !precedes(messages[index], messages[index - 1]) { index += 1 }
-        return index >= messages.count ? messages : messages.sorted(by: precedes)
+        // Through a buffer pointer: an array's subscript would copy each message to compare it.
+        let ordered = messages.withUnsafeBufferPointer { buffer in
+            var index = 1
+            while index < buffer.count, !precedes(buffer[index], buffer[index - 1]) { index += 1 }
+            return index >= buffer.count
+        }
+        return ordered ? messages : messages.sorted(by: precedes)
     }
 
     /// Whether `a` comes before `b` in a message file: older, or as old with a smaller id.

@@ -10,7 +10,7 @@ extension MessageStore {
         let capacity = overflow ? Int.max : sum
         // The id's hash: two ids that collide only make an append take the slow, exact path.
         return AppendRule(
-            capacity: capacity, id: { Int64(truncatingIfNeeded: $0.messageID.hashValue) },
+            capacity: capacity, id: { Self.idKey($0.messageID) }, ids: { Self.idKeys(of: $0, count: $1) },
             precedes: { CanonicalOrder.precedes($0, $1) })
     }
 
@@ -32,6 +32,17 @@ extension MessageStore {
         let list = Array(messages)
         let changes = Result { () throws(FlatCacheError) in try upserts(try byChannel(list, counting: &counted)) }
         return (changes, counted)
+    }
+
+    /// The append rule's key for a message id.
+    static func idKey(_ id: Message.MessageID) -> Int64 { Int64(truncatingIfNeeded: id.hashValue) }
+
+    /// The keys of the first `count` of `messages`; specialized for ``ChatMessage``, where reading an id copies nothing.
+    @_specialize(where Message == ChatMessage)
+    static func idKeys(of messages: [Message], count: Int) -> Set<Int64> {
+        var keys = Set<Int64>(minimumCapacity: count)
+        for index in 0..<count { keys.insert(idKey(messages[index].messageID)) }
+        return keys
     }
 
     /// The messages of `list` that may be cached, by channel (in the order of
@@ -95,12 +106,31 @@ extension MessageStore {
     }
 
     /// Makes `fresh` the whole content of a channel, its newest `maxPerChannel` kept.
+    ///
+    /// What it leaves ignores what the file held, so it is worked out once,
+    /// here, and serialized here (every record of `fresh`, before anything
+    /// changes): the write takes those bytes instead of serializing again.
     func replacement(_ fresh: [Message]) throws(FlatCacheError) -> Change<Message> {
-        _ = try storage.serialize(fresh)  // before anything changes
-        let limit = maxPerChannel
-        return Change(
-            apply: { _, dropped in Self.retained(Self.upserting(fresh, into: []), limit: limit, dropped: &dropped) },
+        var droppedByRetention = 0
+        let kept = Self.retained(Self.upserting(fresh, into: []), limit: maxPerChannel, dropped: &droppedByRetention)
+        let lines: [Data]
+        do {
+            lines = try storage.serialize(kept)
+        } catch {
+            _ = try storage.serialize(fresh)  // the error of the first bad record as given, as before
+            throw error
+        }
+        // Fewer kept (a repeated id, retention): the others must serialize too.
+        if kept.count != fresh.count { _ = try storage.serialize(fresh) }
+        let dropped = droppedByRetention
+        var change = Change<Message>(
+            apply: { _, counted in
+                counted += dropped
+                return kept
+            },
             replacesAll: true, rebase: rebase)
+        change.replacementLines = lines
+        return change
     }
 
     /// Upserts `changed` and removes the messages with ids in `deleted`. A

@@ -186,24 +186,50 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
         _ messages: some Sequence<Message>, in channelURL: String, counting result: inout SaveResult
     ) throws(FlatCacheError) -> [Message] {
         let messages = Array(messages)
-        var kept = [Message]()
-        kept.reserveCapacity(messages.count)
-        for message in messages {
-            // Bytes, not String equality (which equates canonically equivalent URLs).
-            guard RecordKey(message.channelURL) == RecordKey(channelURL) else {
-                if let id = message.messageID as? Int64 {
-                    throw .messageInWrongChannel(messageID: id, channelURL: message.channelURL, expectedChannelURL: channelURL)
-                }
-                throw .misplacedMessage(
-                    messageID: "\(message.messageID)", channelURL: message.channelURL, expectedChannelURL: channelURL)
+        // Usually all are kept: the array is then returned as it is, not rebuilt message by message.
+        let (leftOut, misplaced) = Self.leftOut(messages, in: channelURL)
+        if let misplaced {
+            let message = messages[misplaced]
+            if let id = message.messageID as? Int64 {
+                throw .messageInWrongChannel(messageID: id, channelURL: message.channelURL, expectedChannelURL: channelURL)
             }
-            if !message.isSent || !message.isInGroupChannel {
-                result.recordsLeftOut += 1
+            throw .misplacedMessage(
+                messageID: "\(message.messageID)", channelURL: message.channelURL, expectedChannelURL: channelURL)
+        }
+        guard !leftOut.isEmpty else { return messages }
+        result.recordsLeftOut += leftOut.count
+        var kept = [Message]()
+        kept.reserveCapacity(messages.count - leftOut.count)
+        var next = 0
+        for index in messages.indices {
+            if next < leftOut.count, leftOut[next] == index {
+                next += 1
             } else {
-                kept.append(message)
+                kept.append(messages[index])
             }
         }
         return kept
+    }
+
+    /// The positions of the messages `sent(_:in:counting:)` leaves out (not
+    /// sent yet, or of an open channel), unless one belongs to another
+    /// channel than `channelURL`: then the first such (`misplaced`).
+    /// Specialized for ``ChatMessage`` and read through a buffer pointer:
+    /// then checking a message copies none of it (an array's subscript, even
+    /// specialized, copied each one whole). Not throwing: the compiler fails
+    /// to specialize a function with typed throws.
+    @_specialize(where Message == ChatMessage)
+    static func leftOut(_ messages: [Message], in channelURL: String) -> (leftOut: [Int], misplaced: Int?) {
+        let key = RecordKey(channelURL)
+        return messages.withUnsafeBufferPointer { buffer in
+            var leftOut = [Int]()
+            for index in buffer.indices {
+                // Bytes, not String equality (which equates canonically equivalent URLs).
+                guard RecordKey(buffer[index].channelURL) == key else { return (leftOut, index) }
+                if !buffer[index].isSent || !buffer[index].isInGroupChannel { leftOut.append(index) }
+            }
+            return (leftOut, nil)
+        }
     }
 
     /// `existing` with each incoming message put in place of the one with its
