@@ -16,10 +16,16 @@ import Testing
         range.map { CountedMessage($0, in: url) }
     }
 
+    /// A new channel of 200 messages, saved by another instance; its URL.
+    func channelSavedByAnotherInstance(_ name: String) throws -> String {
+        let url = "\(name)-\(UUID())"
+        try cache(writeDelay: .zero).messages.saveNow(messages(1...200, in: url))
+        return url
+    }
+
     @Test func anUnchangedReplaceOfAChannelNotInMemoryDecodesNothing() async throws {
         // Given a channel of 200 messages saved by another instance
-        let url = "replace-cost-\(UUID())"
-        try cache(writeDelay: .zero).messages.saveNow(messages(1...200, in: url))
+        let url = try channelSavedByAnotherInstance("replace-cost")
         let writer = try cache()
         CountedMessage.decodes.reset(url)
 
@@ -34,8 +40,7 @@ import Testing
 
     @Test func aReplaceSerializesEachMessageOnce() async throws {
         // Given a channel of 200 messages saved by another instance
-        let url = "replace-serialize-\(UUID())"
-        try cache(writeDelay: .zero).messages.saveNow(messages(1...200, in: url))
+        let url = try channelSavedByAnotherInstance("replace-serialize")
         let writer = try cache()
 
         // When this instance replaces it with the same messages, then with one more, flushing each
