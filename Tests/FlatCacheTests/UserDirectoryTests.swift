@@ -111,6 +111,20 @@ import FlatCacheTesting
         #expect(try await directory.users(withIDs: ["ghost"]).map(\.userID) == ["ghost"])
     }
 
+    /// The fetch's outcome is recorded before the call that waited for it
+    /// returns: the clock moving right after cannot date it later (a
+    /// ThreadSanitizer run caught the follow-up task recording it late).
+    @Test func aFetchIsRecordedBeforeTheCallThatWaitedForItReturns() async throws {
+        let directory = directory(try cache())
+        for round in 0..<200 {
+            let id = "ghost-\(round)"
+            #expect(try await directory.users(withIDs: [id]).isEmpty)
+            clock.advance(seconds: 3_601)
+            await server.add(users: [Self.user(id)])
+            #expect(try await directory.users(withIDs: [id]).map(\.userID) == [id], "round \(round)")
+        }
+    }
+
     @Test func cachedUsersAnswersAtOnceAndFetchesTheRestInTheBackground() async throws {
         let cache = try cache()
         try await cache.users.save([Self.user("mina")])

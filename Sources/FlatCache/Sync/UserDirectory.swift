@@ -57,6 +57,16 @@ public actor UserDirectory<User: UserRecord> {
     /// Fetches that ended, with the number of the first lookup that began
     /// after: still joinable by the lookups numbered below it.
     private var ended = [(task: Task<[RecordKey: User], any Error>, keys: [RecordKey], before: Int)]()
+    /// Fetches whose outcome is not recorded yet, with what recording needs.
+    private var unrecorded = [Task<[RecordKey: User], any Error>: Fetch]()
+
+    /// What recording a fetch's outcome needs: the ids it covers, the cached
+    /// profiles it refreshes, and whether anyone waits for it.
+    private struct Fetch {
+        let keys: [RecordKey]
+        let previous: [RecordKey: User]
+        let inBackground: Bool
+    }
 
     /// A directory over `users`, fetching what they lack from `source`.
     ///
@@ -101,9 +111,14 @@ public actor UserDirectory<User: UserRecord> {
         var (found, fetches) = try await lookUp(wanted)
         for task in fetches {
             do {
-                found.merge(try await CancellableWait.value(of: task)) { cached, _ in cached }
+                let fetched = try await CancellableWait.value(of: task)
+                // Recorded before this call returns, so the caller's next request sees it.
+                record(task, .success(fetched))
+                found.merge(fetched) { cached, _ in cached }
             } catch {
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                // Not a cancellation of this wait: the fetch itself ended with it.
+                record(task, .failure(error))
                 let failure = Self.typed(error)
                 if case .sourceFailed(_, let underlying) = failure, underlying is CancellationError { throw CancellationError() }
                 throw failure
@@ -226,14 +241,16 @@ public actor UserDirectory<User: UserRecord> {
             return fetched
         }
         for key in keys { inFlight[key] = task }
-        Task { await settle(task, keys: keys, previous: previous, inBackground: inBackground) }
+        unrecorded[task] = Fetch(keys: keys, previous: previous, inBackground: inBackground)
+        // A fetch nobody waits for is recorded when it ends; a waiter records it first (see `users(withIDs:)`).
+        Task { record(task, await task.result) }
     }
 
-    /// Records a fetch's outcome once it ends: times, events, and the ids no longer in flight.
-    private func settle(
-        _ task: Task<[RecordKey: User], any Error>, keys: [RecordKey], previous: [RecordKey: User], inBackground: Bool
-    ) async {
-        let result = await task.result
+    /// Records a fetch's outcome, once, whoever comes first (a waiter or the
+    /// fetch's own follow-up): times, events, and the ids no longer in flight.
+    private func record(_ task: Task<[RecordKey: User], any Error>, _ result: Result<[RecordKey: User], any Error>) {
+        guard let fetch = unrecorded.removeValue(forKey: task) else { return }
+        let (keys, previous, inBackground) = (fetch.keys, fetch.previous, fetch.inBackground)
         // Lookups that began before now may have read the cache before this fetch saved.
         ended.append((task, keys, nextLookUp))
         defer { releaseEnded() }
