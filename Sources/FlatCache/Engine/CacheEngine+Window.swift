@@ -82,27 +82,40 @@ extension CacheEngine {
         case .body(let body):
             guard let lines = try? RecordLines.lineRanges(body) else { return nil }
             let kept = lines.suffix(keep)
-            var decoded = [Int: R]()
             // One cipher for every line this read opens, not one per line.
             let opener = file.sealer.map { Sealer.LineOpener($0, fileName: file.name) }
-            func record(_ index: Int) throws(Corruption) -> R {
-                if let known = decoded[index] { return known }
+            func decode(_ index: Int) throws(Corruption) -> R {
                 let number = kept.startIndex + index + 1
                 let bytes = try RecordLines.decodeLine(
                     body, in: kept[kept.startIndex + index], number: number, opener: opener)
                 do {
-                    let found = try R(serializedData: bytes)
-                    decoded[index] = found
-                    return found
+                    return try R(serializedData: bytes)
                 } catch {
                     throw .undecodableRecord(line: number, reason: "\(error)")
                 }
+            }
+            // The records the search looked at: a binary search's handful, so two lists, not a
+            // dictionary (and the indices apart, so that looking one up copies no record).
+            var probedIndices = [Int]()
+            var probedRecords = [R]()
+            func record(_ index: Int) throws(Corruption) -> R {
+                if let known = probedIndices.firstIndex(of: index) { return probedRecords[known] }
+                let found = try decode(index)
+                probedIndices.append(index)
+                probedRecords.append(found)
+                return found
             }
             do throws(Corruption) {
                 let range = try select(kept.count, record)
                 var page = [R]()
                 page.reserveCapacity(range.count)
-                for index in range { page.append(try record(index)) }
+                for index in range {
+                    if let known = probedIndices.firstIndex(of: index) {
+                        page.append(probedRecords[known])
+                    } else {
+                        page.append(try decode(index))
+                    }
+                }
                 return page
             } catch {
                 return nil

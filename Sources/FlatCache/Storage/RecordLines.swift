@@ -139,15 +139,17 @@ enum RecordLines {
     ///
     /// - Throws: ``Corruption/invalidBase64(line:)``.
     static func decodeLine(_ body: Data, in range: Range<Int>, number: Int) throws(Corruption) -> Data {
-        var decoded = Data(count: Base64.maximumDecodedCount(of: range.count) + 3)
-        let count: Int? = decoded.withUnsafeMutableBytes { output in
-            body.withUnsafeBytes { input in
-                Base64.decode(UnsafeRawBufferPointer(rebasing: input[range]), into: output.baseAddress!.assumingMemoryBound(to: UInt8.self))
-            }
+        // Not zeroed first, and not resized after: the decoder writes every byte it counts.
+        let capacity = Base64.maximumDecodedCount(of: range.count) + 3
+        let output = malloc(max(capacity, 1))!.assumingMemoryBound(to: UInt8.self)
+        let count = body.withUnsafeBytes { input in
+            Base64.decode(UnsafeRawBufferPointer(rebasing: input[range]), into: output)
         }
-        guard let count else { throw .invalidBase64(line: number) }
-        decoded.count = count
-        return decoded
+        guard let count else {
+            free(output)
+            throw .invalidBase64(line: number)
+        }
+        return Data(bytesNoCopy: output, count: count, deallocator: .free)
     }
 
     private static let newline = UInt8(ascii: "\n")
