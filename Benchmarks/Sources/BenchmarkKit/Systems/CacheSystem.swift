@@ -19,12 +19,21 @@ package protocol CacheSystem: AnyObject {
     /// Loads the page of up to 30 messages before each query's timestamp; returns how many.
     func loadPages(_ queries: [PageQuery]) throws -> Int
     /// Opens the store afresh and loads the channel list; returns how many channels.
+    /// The store it opened stays open until ``closeOpened()``.
     func openAndLoadChannelList() throws -> Int
+    /// Closes the store ``openAndLoadChannelList()`` last opened, once the
+    /// work it started in the background (FlatCache's sweep at open) has
+    /// ended: untimed, between rounds, so that no round runs beside the
+    /// rounds before it.
+    func closeOpened() throws
     /// Checks every stored byte as the system's own check does, every message decoded; returns how many messages.
     func verifyEverything() throws -> Int
 }
 
 extension CacheSystem {
+    /// A system that keeps nothing open after ``openAndLoadChannelList()`` has nothing to close.
+    package func closeOpened() throws {}
+
     /// A system without a check of its own sits the verify row out.
     package func verifyEverything() throws -> Int {
         throw BenchmarkError("\(Self.self) has no verify")

@@ -8,6 +8,8 @@ package final class FlatCacheSystem: CacheSystem {
     private let folder: URL
     private let configuration: Configuration
     private var cache: ChatCache<ChatMessage, ChatChannel, ChatUser>
+    /// The cache ``openAndLoadChannelList()`` last opened, until ``closeOpened()``.
+    private var opened: ChatCache<ChatMessage, ChatChannel, ChatUser>?
 
     /// With `messageLimit` nil, no retention cut: upserts grow channels by one a round.
     /// With `encryption`, every file is sealed (``Configuration/encryption``).
@@ -105,9 +107,18 @@ package final class FlatCacheSystem: CacheSystem {
     }
 
     package func openAndLoadChannelList() throws -> Int {
-        try waiting { [folder, configuration] in
-            try await ChatCache<ChatMessage, ChatChannel, ChatUser>(directory: folder, configuration: configuration)
-                .channels.load().count
+        let (opened, count) = try waiting { [folder, configuration] in
+            let opened = try ChatCache<ChatMessage, ChatChannel, ChatUser>(directory: folder, configuration: configuration)
+            return (opened, try await opened.channels.load().count)
         }
+        self.opened = opened
+        return count
+    }
+
+    /// `close()` runs after the sweep the open started (both on the cache's write queue).
+    package func closeOpened() throws {
+        guard let opened else { return }
+        self.opened = nil
+        try waiting { try await opened.close() }
     }
 }

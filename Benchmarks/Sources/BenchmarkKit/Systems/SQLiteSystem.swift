@@ -10,6 +10,8 @@ package final class SQLiteSystem: CacheSystem {
     private let configuration: GRDB.Configuration
     private let messageLimit: Int?
     private var database: DatabasePool
+    /// The pool ``openAndLoadChannelList()`` last opened, until ``closeOpened()``.
+    private var opened: DatabasePool?
 
     /// With `messageLimit`, each write keeps only a channel's newest `messageLimit` messages, as FlatCache does.
     package init(folder: URL, durable: Bool, messageLimit: Int?) throws {
@@ -33,6 +35,11 @@ package final class SQLiteSystem: CacheSystem {
                     channel_url TEXT PRIMARY KEY, last_message_ts INTEGER NOT NULL, payload BLOB NOT NULL);
                 """)
         }
+    }
+
+    /// Closes the pool ``openAndLoadChannelList()`` last opened (its connections close as it goes).
+    package func closeOpened() throws {
+        opened = nil
     }
 
     package func reopen() throws {
@@ -126,6 +133,7 @@ package final class SQLiteSystem: CacheSystem {
 
     package func openAndLoadChannelList() throws -> Int {
         let fresh = try DatabasePool(path: path, configuration: configuration)
+        opened = fresh
         return try fresh.read { db in
             let rows = try Row.fetchCursor(db, sql: "SELECT payload FROM channel ORDER BY last_message_ts DESC, channel_url")
             var channels = [ChatChannel]()
