@@ -50,25 +50,21 @@ extension CacheEngine {
 
     /// The records of `file` from memory, when it holds them and one `stat`
     /// shows the file unchanged; `.none` otherwise. No read, no file lock.
+    ///
+    /// The `stat` comes first and the engine lock once after it: a write
+    /// that memory learns of in between leaves memory a newer stamp than the
+    /// one taken, so the stamps differ and it is a miss, never a stale hit.
+    /// A file memory does not hold costs that `stat` too, beside the read
+    /// that follows.
     func memoryHit<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]?? {
-        guard let entry = cachedEntry(file, as: R.self) else { return .none }
-        return current(entry, onDisk: try file.dataStamp())
+        current(file, as: R.self, onDisk: try file.dataStamp())
     }
 
-    /// The entry of `file` when it holds records of type `R`.
+    /// The records memory holds of `file` when `stamp` shows it as memory knows it.
     @_specialize(where R == ChatMessage)
-    private func cachedEntry<R: CacheRecord>(_ file: RecordFile, as type: R.Type) -> CachedFile<R>? {
-        locked { files[file.path] as? CachedFile<R> }
-    }
-
-    /// `entry`'s records when `stamps` show its file as memory knows it.
-    @_specialize(where R == ChatMessage)
-    private func current<R: CacheRecord>(
-        _ entry: CachedFile<R>, onDisk stamp: FileStamp?
-    ) -> [R]?? {
+    private func current<R: CacheRecord>(_ file: RecordFile, as type: R.Type, onDisk stamp: FileStamp?) -> [R]?? {
         locked {
-            // Still the file's entry (not evicted from the engine meanwhile).
-            guard files[entry.file.path] === entry else { return .none }
+            guard let entry = files[file.path] as? CachedFile<R> else { return .none }
             let before = entry.cost
             let found = entry.current(onDisk: stamp)
             if found != nil {

@@ -29,6 +29,12 @@ final class ChannelUsage: @unchecked Sendable {
         /// A save time not known (yet): never expired by it.
         static let unknown = Int64.min
 
+        /// Notes a load (or, when `saved`, a save) at `now`; times never go back.
+        mutating func touch(at now: Int64, saved: Bool) {
+            used = max(used, now)
+            if saved { self.saved = max(self.saved, now) }
+        }
+
         /// The later of each time, and the file of the later save.
         func merged(with other: Times) -> Times {
             let file = other.saved > saved || (other.saved == saved && self.file == nil) ? other.file : self.file
@@ -75,10 +81,8 @@ final class ChannelUsage: @unchecked Sendable {
     /// Records a load (`saved: false`) or a save of the channel whose message file is `name`.
     func touch(_ name: String, at now: Int64, saved: Bool) {
         lock.withLock {
-            var entry = times[name] ?? Times(saved: saved ? now : Times.unknown, used: now)
-            entry.used = max(entry.used, now)
-            if saved { entry.saved = max(entry.saved, now) }
-            times[name] = entry
+            // In place: one lookup of the name, not a read and a write.
+            times[name, default: Times(saved: saved ? now : Times.unknown, used: now)].touch(at: now, saved: saved)
             changed = true
         }
     }
