@@ -118,8 +118,6 @@ struct WorkloadRun {
     func measure() throws -> WorkloadResult {
         var result = WorkloadResult(workload: workload)
         let name = workload.name
-        // When the cold save row last deleted the folders its rounds set aside.
-        var lastMassDeletion: ContinuousClock.Instant?
         for durable in selection.durabilities {
             let label = durable ? "durable" : "fast"
             let base = folder.appendingPathComponent(label)
@@ -137,7 +135,7 @@ struct WorkloadRun {
             // deleting many in its block group scans past each of them (`recently_deleted`), which
             // made one round's file creation pay for the last round's deletion (docs/performance.md).
             let setAside = base.appendingPathComponent("set-aside")
-            if let deleted = lastMassDeletion {
+            if let deleted = Self.lastMassDeletion {
                 let wait = Self.deletionWindow - (ContinuousClock.now - deleted)
                 if wait > .zero {
                     progress("[\(name)] waiting \(wait.components.seconds + 1) s for the files the last cold save deleted to age past ext4's 30 s window")
@@ -153,7 +151,7 @@ struct WorkloadRun {
                 }
             ) { kind, _ in try system(kind).saveEverything(workload) }
             try? FileManager.default.removeItem(at: setAside)
-            lastMassDeletion = .now
+            Self.lastMassDeletion = .now
             if !systems(.coldSave).isEmpty { result.timings[.init(operation: .coldSave, durable: durable)] = saves }
 
             if !systems(.resave).isEmpty {
@@ -219,6 +217,12 @@ struct WorkloadRun {
     /// that creates many: ext4 skips inodes freed in the last 30 s (35 s while
     /// their inode table block is dirty) when it allocates one.
     private static let deletionWindow = Duration.seconds(36)
+
+    /// When a cold save row last deleted the folders its rounds set aside,
+    /// in any workload or pass of this process (the guard runs S and L, and
+    /// passes, one after another). Only the benchmark's one thread reads
+    /// and writes it.
+    nonisolated(unsafe) private static var lastMassDeletion: ContinuousClock.Instant?
 
     /// Moves `folder`, if it exists, into `setAside` under `name` (a rename: no file is deleted).
     private static func moveAside(_ folder: URL, into setAside: URL, as name: String) throws {
