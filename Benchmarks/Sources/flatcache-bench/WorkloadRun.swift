@@ -135,6 +135,8 @@ struct WorkloadRun {
             // deleting many in its block group scans past each of them (`recently_deleted`), which
             // made one round's file creation pay for the last round's deletion (docs/performance.md).
             let setAside = base.appendingPathComponent("set-aside")
+            // What a run stopped by an error left there (a rename onto it would fail).
+            try? FileManager.default.removeItem(at: setAside)
             if let deleted = Self.lastMassDeletion {
                 let wait = Self.deletionWindow - (ContinuousClock.now - deleted)
                 if wait > .zero {
