@@ -78,8 +78,11 @@ extension CacheEngine {
         }
     }
 
+    /// Puts every staged file in place. Files are independent (each commits
+    /// on its own), so a flush of many commits them on every core, as it stages them.
     private func commit(_ steps: Slots<Result<StagedStep, FlatCacheError>>, files: [RecordFile]) {
-        for index in steps.all.indices {
+        let count = files.count
+        BlockingWork.forEach(count, width: count >= 8 ? ProcessInfo.processInfo.activeProcessorCount : 1) { index in
             do throws(FlatCacheError) {
                 switch steps[index] {
                 case .success(.write(var staged)):
@@ -88,7 +91,7 @@ extension CacheEngine {
                 case .success(.remove):
                     try files[index].remove()
                 default:
-                    continue
+                    return
                 }
             } catch {
                 steps[index] = .failure(error)
