@@ -71,6 +71,16 @@ struct Sweep {
     }
 
     private func runLocked() throws(FlatCacheError) -> SweepResult {
+        // The usual sweep (every one at open): nothing expires, so only the folder's size matters.
+        // A walk that keeps nothing tells whether it is under the limit; only past it is every
+        // file looked at again, to choose what goes.
+        if policy.maxAge == nil {
+            let total = try FileSystem.regularFileBytes(under: layout.root).bytes
+            guard total > (policy.sizeLimit ?? .max) else {
+                policy.scanned(bytes: total)
+                return SweepResult(bytesBefore: total, bytesAfter: total)
+            }
+        }
         let scan = try FolderScan(layout, usageFile: layout.usageFile)
         var result = SweepResult(bytesBefore: scan.totalBytes, bytesAfter: scan.totalBytes)
         var total = scan.totalBytes
