@@ -51,4 +51,25 @@ import Testing
         let page = try await cache.messages.loadLatest(in: url, limit: 30)
         #expect(page.suffix(3) == [42, 43, 44].map { Self.message($0, in: url) })
     }
+
+    @Test func aPageFromMemoryShowsTheCacheAnotherProcessEmptiedAndFilledAgain() async throws {
+        // Given a channel this cache holds in memory, its file `stat`ed through the messages folder it opened
+        let cache = try ChatCache(directory: folder.url)
+        try cache.messages.saveNow((1...40).map { Self.message($0, in: url) })
+        _ = try cache.messages.loadNow(in: url)
+        #expect(try await cache.messages.loadLatest(in: url, limit: 30).count == 30)
+
+        // When another process empties the cache (deleting that folder) and saves one message in a new one
+        try otherProcess("remove-all-then-save", id: 99)
+
+        // Then the next page is that one message, and the page after it comes from memory again
+        #expect(try await cache.messages.loadLatest(in: url, limit: 30) == [Self.message(99, in: url)])
+        let hitsBefore = try await cache.statistics().memoryHits
+        #expect(try await cache.messages.loadLatest(in: url, limit: 30) == [Self.message(99, in: url)])
+        #expect(try await cache.statistics().memoryHits == hitsBefore + 1)
+
+        // And another process's append after that shows too (through the folder opened again)
+        try otherProcess("save", id: 100)
+        #expect(try await cache.messages.loadLatest(in: url, limit: 30) == [99, 100].map { Self.message($0, in: url) })
+    }
 }

@@ -50,6 +50,7 @@ extension CacheEngine {
 
     /// The records of `file` from memory, when it holds them and one `stat`
     /// shows the file unchanged; `.none` otherwise. No read, no file lock.
+    /// The `stat` is relative to the file's folder (``FolderHandles``).
     ///
     /// The `stat` comes first and the engine lock once after it: a write
     /// that memory learns of in between leaves memory a newer stamp than the
@@ -57,7 +58,7 @@ extension CacheEngine {
     /// A file memory does not hold costs that `stat` too, beside the read
     /// that follows.
     func memoryHit<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R]?? {
-        current(file, as: R.self, onDisk: try file.dataStamp())
+        current(file, as: R.self, onDisk: try folders.dataStamp(of: file))
     }
 
     /// The records memory holds of `file` when `stamp` shows it as memory knows it.

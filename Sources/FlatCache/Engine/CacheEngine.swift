@@ -23,6 +23,8 @@ final class CacheEngine: @unchecked Sendable {
     let sweeper: @Sendable (CacheEngine) -> Void
     /// The folder's observers in this process: told of every change that lands, in memory or on disk.
     let hub: ChangeHub
+    /// The folders memory hits `stat` files in, kept open (one name looked up per `stat`, not the path).
+    let folders = FolderHandles()
 
     // Lock rule (docs/reliability.md, "Liveness"): held only to read or change what memory knows,
     // never across disk work; nothing is resumed, yielded or called out while it is held (the

@@ -26,7 +26,9 @@ import Foundation
 // `flatcache-test-helper save <folder> <channel> <id>` saves one message
 // (`id`, created at `id` * 1,000 ms, text "message <id>") with the
 // synchronous API; `delete <folder> <channel> <id>` deletes it through a
-// change log. For tests of another process writing between two of theirs.
+// change log; `remove-all-then-save <folder> <channel> <id>` empties the cache
+// (`removeAll()`, which deletes `messages/`) and then saves that one message.
+// For tests of another process writing between two of theirs.
 //
 // `flatcache-test-helper outbox-churn <folder> <server folder> <run> <count>`
 // queues `count` messages in the outbox and delivers them to a server kept in
@@ -131,10 +133,11 @@ do {
             }
         }
         dispatchMain()
-    case "save", "delete":
+    case "save", "delete", "remove-all-then-save":
         guard let id = Int64(arguments[4]) else { fail("bad id", status: 2) }
         let cache = try ChatCache(directory: folder)
-        if arguments[1] == "save" {
+        if arguments[1] == "remove-all-then-save" { try cache.blocking.removeAll() }
+        if arguments[1] != "delete" {
             try cache.messages.blocking.save([ChatMessage(messageID: id, channelURL: arguments[3], createdAt: id * 1_000, text: "message \(id)")])
         } else {
             try cache.messages.blocking.applyChangeLog(updated: [], deletedMessageIDs: [id], in: arguments[3])
