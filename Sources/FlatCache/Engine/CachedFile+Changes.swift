@@ -22,6 +22,11 @@ extension CachedFile {
         if let rule, let appended = change.appended, records != nil {
             if ids == nil { ids = rule.ids(records!, records!.count) }
             if rule.allows(records!, appended.records, ids: ids) {
+                // The view is what was read, no change over it: the records on disk become its prefix, so
+                // that a first new record after a load grows them in place instead of copying the channel.
+                if viewExtendsDisk, case .known(let onDisk?, let tail?) = disk, onDisk.count == records!.count {
+                    disk = .viewPrefix(count: onDisk.count, tail: tail)
+                }
                 records!.append(contentsOf: appended.records)
                 for record in appended.records { ids!.insert(rule.id(record)) }
                 (view, viewIDs) = (.some(records), ids)
