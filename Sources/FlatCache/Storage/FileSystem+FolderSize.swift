@@ -23,14 +23,20 @@ extension FileSystem {
     /// The bytes and number of the regular files in the folder at `path` and below it.
     private static func folderBytes(at path: String) throws(FlatCacheError) -> (bytes: Int, files: Int) {
         if let code = injectedFailure(.listDirectory, path) { throw failure(.listDirectory, path, code) }
-        guard let directory = opendir(path) else {
+        // Opened first and listed through `fdopendir`, so that the descriptor the `fstatat`s use is at
+        // hand on every C library (`dirfd` is a macro on some).
+        guard let descriptor = retryingOnInterrupt({ open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }) else {
             let code = errno
-            // Gone or replaced since its parent was listed: nothing of it to count.
-            if code == ENOENT || code == ENOTDIR { return (0, 0) }
+            // Gone, or no longer a folder, since its parent was listed: nothing of it to count.
+            if code == ENOENT || code == ENOTDIR || code == ELOOP { return (0, 0) }
             throw failure(.listDirectory, path, code)
         }
-        defer { closedir(directory) }
-        let descriptor = dirfd(directory)
+        guard let directory = fdopendir(descriptor) else {
+            let code = errno
+            close(descriptor)
+            throw failure(.listDirectory, path, code)
+        }
+        defer { closedir(directory) }  // closes `descriptor` too
         var total = (bytes: 0, files: 0)
         var folders = [String]()
         while let entry = readdir(directory) {
