@@ -58,10 +58,13 @@ extension BaselineGuard {
         return answer.ratios.filter { rows.contains($0.key) }
     }
 
-    /// This program's own file: on Linux `/proc/self/exe`, the very build that is running even
-    /// if it was rebuilt since it started; elsewhere the file it was started from.
+    /// This program's own file. On Linux, the file `/proc/self/exe` names (so `ps` shows it),
+    /// or that link itself when the file was replaced since (a rebuild): it still runs this
+    /// very build. Elsewhere, the file it was started from.
     static var executable: URL {
-        if FileManager.default.fileExists(atPath: "/proc/self/exe") { return URL(fileURLWithPath: "/proc/self/exe") }
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            return URL(fileURLWithPath: path.hasSuffix(" (deleted)") ? "/proc/self/exe" : path)
+        }
         return Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
     }
 }
