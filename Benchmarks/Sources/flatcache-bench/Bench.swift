@@ -10,7 +10,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flatcache-bench",
         abstract: "Compare FlatCache with SQLite (GRDB) and a hand-written cache, next to the machine's limits.",
-        subcommands: [Run.self, MatrixRun.self, OutboxRun.self, EncryptionRun.self],
+        subcommands: [Run.self, MatrixRun.self, OutboxRun.self, EncryptionRun.self, GuardRemeasure.self],
         defaultSubcommand: Run.self)
 }
 
@@ -22,8 +22,10 @@ struct Run: ParsableCommand {
             FlatCache against SQLite (GRDB) on the main table's rows, both durabilities, workloads S and L \
             (or --workload). --record-baseline runs --passes passes and writes each row's median ratio and \
             limit into --baseline. --check-baseline runs one pass, measures a row over its limit again up to \
-            twice, prints a table (row, baseline, now, limit, verdict) and exits with status 1 when a row is \
-            over its limit every time. --workload XL runs the XL rows alone (no targets, no guard).
+            twice, each time in a fresh process of this program (so that a slow mode lasting a process \
+            cannot fail all three measurements), prints a table (row, baseline, now, limit, verdict) and \
+            exits with status 1 when a row is over its limit every time. --workload XL runs the XL rows \
+            alone (no targets, no guard).
             """)
 
     @Flag(help: "Workload S only, 3 rounds: under a minute.")

@@ -226,6 +226,18 @@ struct WorkloadRun {
     /// and writes it.
     nonisolated(unsafe) private static var lastMassDeletion: ContinuousClock.Instant?
 
+    /// Seconds since ``lastMassDeletion``: the guard hands it to a re-measure in a child
+    /// process and takes it back, so that the wait spans processes.
+    static var secondsSinceMassDeletion: Double? {
+        get {
+            lastMassDeletion.map { deleted in
+                let elapsed = ContinuousClock.now - deleted
+                return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            }
+        }
+        set { lastMassDeletion = newValue.map { ContinuousClock.now - .seconds($0) } }
+    }
+
     /// Moves `folder`, if it exists, into `setAside` under `name` (a rename: no file is deleted).
     private static func moveAside(_ folder: URL, into setAside: URL, as name: String) throws {
         guard FileManager.default.fileExists(atPath: folder.path) else { return }
