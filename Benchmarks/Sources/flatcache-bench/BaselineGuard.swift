@@ -61,6 +61,8 @@ struct BaselineGuard {
         /// The first pass's ratio, then the re-measures' when the first was over the limit.
         let now: Double?
         let again: [Double]
+        /// Whether the baseline's passes of the row spread past the usual limit (``Baseline/isUnsteady(ratio:passes:)``).
+        var unsteady = false
 
         /// A row fails when every measurement of it is over its limit, or when it was not measured.
         var failed: Bool {
@@ -79,7 +81,8 @@ struct BaselineGuard {
         var markdown: String {
             func ratio(_ value: Double?) -> String { value.map { String(format: "%.2fx", $0) } ?? "–" }
             let measured = ([ratio(now)] + again.map(ratio)).joined(separator: " → ")
-            return "| \(workload) | \(row) | \(ratio(baseline)) | \(measured) | \(ratio(limit)) | \(text) |"
+            let limitText = ratio(limit) + (unsteady ? " (unsteady)" : "")
+            return "| \(workload) | \(row) | \(ratio(baseline)) | \(measured) | \(limitText) | \(text) |"
         }
     }
 
@@ -114,7 +117,7 @@ struct BaselineGuard {
             for row in rows {
                 verdicts.append(Verdict(
                     workload: workload.name, row: row.row, baseline: row.ratio, limit: row.limit, now: now[row.row],
-                    again: again[row.row] ?? []))
+                    again: again[row.row] ?? [], unsteady: Baseline.isUnsteady(ratio: row.ratio, passes: row.passes)))
             }
             for (row, ratio) in result.guardRatios where !rows.contains(where: { $0.row == row }) {
                 verdicts.append(Verdict(workload: workload.name, row: row, baseline: nil, limit: nil, now: ratio, again: []))
@@ -168,7 +171,8 @@ struct BaselineGuard {
         for name in baseline.workloads.keys.sorted(by: { $0.count < $1.count || ($0.count == $1.count && $0 < $1) }) {
             for row in baseline.workloads[name] ?? [] {
                 let passes = row.passes.map { String(format: "%.2f", $0) }.joined(separator: ", ")
-                out.append("| \(name) | \(row.row) | \(passes) | " + String(format: "%.2fx | %.2fx |", row.ratio, row.limit))
+                let unsteady = Baseline.isUnsteady(ratio: row.ratio, passes: row.passes) ? " (unsteady)" : ""
+                out.append("| \(name) | \(row.row) | \(passes) | " + String(format: "%.2fx | %.2fx", row.ratio, row.limit) + unsteady + " |")
             }
         }
         return out
