@@ -55,7 +55,10 @@ import Testing
 
     @Test func aListenerThatGoesLeavesTheOthersAndTheLastOneStopsThePolling() async throws {
         let firstAnswer = StubHomeserver.Gate()
-        let secondAnswer = StubHomeserver.Gate()
+        // Held until the test opens it: with the default 5 s, a leaving listener whose task took that
+        // long to end (the whole suite at once on 2 cores) got the second answer too, and the test
+        // read the stub's time-out as a listener that did not leave (CI trial, issue 32's sixth session).
+        let secondAnswer = StubHomeserver.Gate(longest: 60)
         // After the two held answers, answers at once: a loop left running would poll on and on.
         let empty = StubHomeserver.Response(200, #"{"next_batch":"s3"}"#)
         let stub = try StubHomeserver(
