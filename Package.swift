@@ -99,7 +99,7 @@ let package = Package(
                 "FlatCache", "FlatCacheMatrix", "FlatCacheTesting", "FlatCacheSampleServer",
                 "flatcache-test-helper", "flatcache", "flatcache-demo",
             ],
-            exclude: ["Golden", "FuzzFindings"],
+            exclude: ["Golden", "GoldenV1", "FuzzFindings"],
             swiftSettings: [faultInjection]
         ),
     ],

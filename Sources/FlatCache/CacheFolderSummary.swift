@@ -33,7 +33,10 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         public let path: String
         /// What it holds.
         public let role: Role
-        /// How many records (lines) it holds; 0 when it is damaged.
+        /// How many lines it holds: its records, and in a message file of
+        /// format 2 its appended lines too (an edit or a deletion is a line
+        /// until compaction; the summary decodes no record to apply them).
+        /// 0 when it is damaged.
         public let records: Int
         /// The data file's size in bytes.
         public let bytes: Int
@@ -120,7 +123,8 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
             let problem: String?
             switch contents {
             case .missing: return
-            case .records(let lines): (records, problem) = (lines.count, nil)
+            case .records(let lines) where lines.appended.isEmpty || role == .messages: (records, problem) = (lines.lineCount, nil)
+            case .records: (records, problem) = (0, Corruption.appendedLinesNotAllowed.description)
             case .corrupt(let corruption): (records, problem) = (0, corruption.description)
             }
             let bytes = if case .file(let size) = entry { size } else { 0 }
@@ -176,7 +180,11 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
             quarantine: layout.quarantine, logger: Logger(label: "flatcache") { _ in SwiftLogNoOpLogHandler() },
             onDamagedFile: nil, locks: LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath))
         let verification = FolderVerification(
-            storage: storage, layout: layout, count: { _, lines throws(Corruption) in lines.count }, typed: false,
+            storage: storage, layout: layout, count: { role, lines throws(Corruption) in
+                // Without the record types, a message file's appended lines are counted as lines, not applied.
+                guard lines.appended.isEmpty || role == .messages else { throw .appendedLinesNotAllowed }
+                return lines.lineCount
+            }, typed: false,
             sealedWithoutKey: recorded?.keyID != nil)
         return try verification.run(repair: false, progress: progress)
     }

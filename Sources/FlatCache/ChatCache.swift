@@ -91,7 +91,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
             root: layout.root, directory: directory, recordTypes: Self.recordTypes, synchronized: synchronized,
             isReadOnly: !writable,
             quarantine: layout.quarantine, logger: configuration.logger, onDamagedFile: configuration.onDamagedFile,
-            locks: LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath))
+            locks: LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath),
+            formatUpgrade: writable ? try FormatUpgrade.needed(layout, synchronized: synchronized) : nil)
         self.directory = directory
         self.configuration = configuration
         self.layout = layout

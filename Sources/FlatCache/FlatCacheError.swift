@@ -122,7 +122,7 @@ public enum FlatCacheError: Error, Sendable, CustomStringConvertible {
         case .misplacedMessage(let id, let url, let expected):
             "Message \(id) belongs to channel '\(url)', not to '\(expected)'."
         case .unsupportedFormat(let marker, let directory):
-            "The cache at \(directory.path) has format marker '\(marker)'; this FlatCache reads 'flatcache 1' only."
+            "The cache at \(directory.path) has format marker '\(marker)'; this FlatCache reads 'flatcache 1' and 'flatcache 2' only."
         case .notADirectory(let url):
             "\(url.path) is a file, not a folder: a cache needs a folder."
         case .notACacheDirectory(let url):

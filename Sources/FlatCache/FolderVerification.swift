@@ -12,7 +12,7 @@ struct FolderVerification {
     let layout: CacheLayout
     /// How the lines of each data file are checked: decoded as the cache's
     /// record types, or (for a folder of other types) only counted.
-    let count: (CacheFolderSummary.Role, [Data]) throws(Corruption) -> Int
+    let count: (CacheFolderSummary.Role, FileLines) throws(Corruption) -> Int
     /// Whether `count` decodes the cache's own record types.
     let typed: Bool
     /// Whether the folder's lines are sealed and no key was given: then every
@@ -83,13 +83,16 @@ struct FolderVerification {
             return try checkData(file, lockedAs: file, repair: repair) { lines throws(Corruption) in try count(role, lines) }
         case .continuity(let file, let described):
             return try checkData(file, lockedAs: described, repair: repair) { lines throws(Corruption) in
-                if sealedWithoutKey { return lines.count }
-                _ = try ContinuityRecord.record(in: lines)
+                guard lines.appended.isEmpty else { throw .appendedLinesNotAllowed }
+                if sealedWithoutKey { return lines.records.count }
+                _ = try ContinuityRecord.record(in: lines.records)
                 return 1
             }
         case .usage:
             return try checkData(layout.usageFile, lockedAs: layout.usageFile, repair: repair, typed: false) {
-                lines throws(Corruption) in sealedWithoutKey ? lines.count : try ChannelUsage.check(lines)
+                lines throws(Corruption) in
+                guard lines.appended.isEmpty else { throw .appendedLinesNotAllowed }
+                return sealedWithoutKey ? lines.records.count : try ChannelUsage.check(lines.records)
             }
         case .recordTypes:
             return try checkWhole(RecordFile(path: layout.recordTypesPath), repair: false) { data in
@@ -106,7 +109,7 @@ struct FolderVerification {
     /// A data file with a sidecar, its lines checked by `count`.
     private func checkData(
         _ file: RecordFile, lockedAs lockFile: RecordFile, repair: Bool, typed: Bool? = nil,
-        count: ([Data]) throws(Corruption) -> Int
+        count: (FileLines) throws(Corruption) -> Int
     ) throws(FlatCacheError) -> VerifiedFile? {
         let relative = storage.relative(file.path)
         let inspected = try storage.withLock(lockFile) { () throws(FlatCacheError) in

@@ -151,7 +151,16 @@ enum KeyChange {
         var renamed = [String: String]()
         var channels: KnownChannels?  // found when a file has no messages to name its channel
         for file in try target.messageFiles() {
-            guard let (side, lines) = try classify(file.path, sides, storage: storage) else { continue }
+            let found = try classify(file.path, sides, storage: storage) { lines throws(Corruption) in
+                guard !lines.appended.isEmpty else { return lines.records }
+                let records = try storage.decode(lines, as: Message.self)
+                do throws(FlatCacheError) {
+                    return try storage.serialize(records)
+                } catch {
+                    throw .undecodableRecord(line: 1, reason: "\(error)")
+                }
+            }
+            guard let (side, lines) = found else { continue }
             let url: String?
             if let first = lines.first {
                 guard side.sealer != target.sealer else { continue }
@@ -194,15 +203,29 @@ enum KeyChange {
     /// Which side's key the data file at `path` is under, and its records;
     /// `nil` when it is missing, or damaged (then reported and removed).
     /// Sealed sides are tried first: every Base64 line reads as plain.
+    ///
+    /// - Parameter canonical: The records of a file's lines, canonical: a
+    ///   message file's appended lines (format 2) are applied and the result
+    ///   written as canonical lines; any other file with appended lines is damaged.
     private static func classify(
-        _ path: String, _ sides: [CacheLayout], storage: RecordStorage
+        _ path: String, _ sides: [CacheLayout], storage: RecordStorage,
+        canonical: (FileLines) throws(Corruption) -> [Data] = { lines throws(Corruption) in
+            guard lines.appended.isEmpty else { throw .appendedLinesNotAllowed }
+            return lines.records
+        }
     ) throws(FlatCacheError) -> (CacheLayout, [Data])? {
         let ordered = sides.filter { $0.sealer != nil } + sides.filter { $0.sealer == nil }
         var problem = Corruption.unsealable(line: 1)
         search: for side in ordered {
             switch try RecordFile(path: path, sealer: side.sealer).load(finishing: true).contents {
             case .missing: return nil
-            case .records(let lines): return (side, lines)
+            case .records(let lines):
+                do throws(Corruption) {
+                    return (side, try canonical(lines))
+                } catch {
+                    problem = error
+                    break search
+                }
             case .corrupt(.unsealable(let line)): problem = .unsealable(line: line)
             case .corrupt(let found):
                 problem = found  // damaged whatever the key

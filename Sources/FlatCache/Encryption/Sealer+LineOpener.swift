@@ -15,9 +15,15 @@ extension Sealer {
         private var sealed = [UInt8]()
 
         /// An opener for the lines of the data file `name`, under `sealer`'s key.
-        init(_ sealer: Sealer, fileName name: String) {
+        convenience init(_ sealer: Sealer, fileName name: String) {
+            self.init(sealer, associatedData: Sealer.associatedData(fileName: name))
+        }
+
+        /// An opener for lines sealed with `associatedData` (an appended line's, see
+        /// ``Sealer/associatedData(fileName:appended:)``), under `sealer`'s key.
+        init(_ sealer: Sealer, associatedData: [UInt8]) {
             cipher = AESGCM(key: sealer.key)
-            associatedData = Sealer.associatedData(fileName: name)
+            self.associatedData = associatedData
         }
 
         /// The record inside the line at `range` of `body` (without its `\n`),

@@ -51,12 +51,25 @@ struct Sealer: Sendable, Hashable {
         Array("flatcache 1 \(name)".utf8)
     }
 
+    /// The associated data of a line of the data file `name` appended after
+    /// its canonical lines (format 2): `flatcache 2 `, the line's kind byte
+    /// (`*` or `-`), a space, the name. A line whose kind byte was changed
+    /// does not open: an edit cannot be turned into a deletion, nor back.
+    static func associatedData(fileName name: String, appended kind: AppendedLine.Kind) -> [UInt8] {
+        Array("flatcache 2 ".utf8) + [kind.rawValue, UInt8(ascii: " ")] + Array(name.utf8)
+    }
+
     /// The sealed size of a record of `count` bytes.
     static func sealedCount(of count: Int) -> Int { count + AESGCM.overhead }
 
     /// Each record sealed for the data file `name`, in one buffer: the
     /// ranges of the sealed records in it.
     func seal(_ records: [Data], fileName name: String) -> (bytes: Data, ranges: [Range<Int>]) {
+        seal(records, associatedData: Self.associatedData(fileName: name))
+    }
+
+    /// Each record sealed with `associated` as its associated data, in one buffer (see ``seal(_:fileName:)``).
+    func seal(_ records: [Data], associatedData associated: [UInt8]) -> (bytes: Data, ranges: [Range<Int>]) {
         let total = records.reduce(0) { $0 + Self.sealedCount(of: $1.count) }
         var sealed = Data(count: total)
         var ranges = [Range<Int>]()
@@ -64,7 +77,6 @@ struct Sealer: Sendable, Hashable {
         var nonces = [UInt8](repeating: 0, count: records.count * AESGCM.nonceCount)
         nonces.withUnsafeMutableBytes { fill($0, count: records.count) }
         let cipher = AESGCM(key: key)
-        let associated = Self.associatedData(fileName: name)
         sealed.withUnsafeMutableBytes { output in
             nonces.withUnsafeBytes { nonceBytes in
                 associated.withUnsafeBytes { associatedBytes in

@@ -9,6 +9,14 @@ extension CacheEngine {
     /// memory learns what is on disk, still under the files' locks, so that
     /// no read or write of them comes in between. Call holding their locks.
     func writeLocked(_ targets: [any EngineFile], keepingChangesOnFailure: Bool) -> [WriteReport] {
+        do {
+            try storage.upgradeFormat()
+        } catch {
+            // Nothing was staged: every change waits, as when the files' locks cannot be taken.
+            let failures = Array(repeating: Result<StagedStep, FlatCacheError>.failure(error), count: targets.count)
+            return settle(targets, Slots(failures), dropped: Slots(repeating: 0, count: targets.count),
+                          keepingChangesOnFailure: keepingChangesOnFailure, staged: false)
+        }
         let steps = Slots<Result<StagedStep, FlatCacheError>>(repeating: .success(.noChanges), count: targets.count)
         let dropped = Slots(repeating: 0, count: targets.count)
         let cores = ProcessInfo.processInfo.activeProcessorCount

@@ -80,7 +80,10 @@ extension CacheEngine {
         case .missing: return []
         case .corrupt: return nil
         case .body(let body):
-            guard let lines = try? RecordLines.lineRanges(body) else { return nil }
+            // Appended lines (format 2) may edit or delete any record: the whole file is read then.
+            guard let lines = try? RecordLines.lineRanges(body), !RecordLines.endsWithAppended(body, lines: lines) else {
+                return nil
+            }
             let kept = lines.suffix(keep)
             // One cipher for every line this read opens, not one per line.
             let opener = file.sealer.map { Sealer.LineOpener($0, fileName: file.name) }

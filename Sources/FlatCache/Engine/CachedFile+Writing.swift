@@ -96,6 +96,12 @@ extension CachedFile {
                 onDisk = try engine.storage.loadLocked(file, as: R.self).records
             }
         }
+        // Edits and deletions: their lines appended, when the file is known as it is now (format 2).
+        if let rule, start == 0, !changes[0].replacesAll, let onDisk, let tail = base.tail,
+            let staged = try stageEdits(changes[...], onDisk: onDisk, tail: tail, rule: rule)
+        {
+            return .write(staged)
+        }
         var dropped = 0
         let result = changes[start...].reduce(onDisk) { $1.applied(to: $0, current: current, dropped: &dropped) }
         installing = (result, dropped)
@@ -118,7 +124,7 @@ extension CachedFile {
             finishAppend(onDiskCount: onDiskCount, added: added, read: read, tail: tail)
         } else {
             let records = installing.records
-            if let tail, let records, tail.lineCount == records.count {
+            if let tail, let records, tail.lineCount == records.count || installingIsFile {
                 setDisk(.known(records: records, tail: tail))
             } else {
                 setDisk(records == nil ? .known(records: nil, tail: nil) : .unknown)
@@ -127,6 +133,7 @@ extension CachedFile {
         }
         writing = []
         installing = (nil, 0)
+        installingIsFile = false
         appending = nil
         updateCost()
     }
@@ -141,6 +148,7 @@ extension CachedFile {
         setDisk(.unknown)
         setView(.none, extendsDisk: false)
         installing = (nil, 0)
+        installingIsFile = false
         appending = nil
         updateCost()
     }

@@ -41,6 +41,9 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// Estimated memory per record, from the bytes last read or written.
     private var recordCost = 512
     var installing: (records: [R]?, dropped: Int) = (nil, 0)
+    /// Whether `installing` holds the file's records as read back, though its
+    /// lines are more than its records (appended edits, format 2).
+    var installingIsFile = false
     /// For a write that appends: how many records were on disk before it,
     /// those it added, and the records before it when the write had to read
     /// them (what memory knew was out of date).

@@ -13,6 +13,13 @@ struct Change<R: CacheRecord>: Sendable {
     /// serialized bytes: a write may then append their lines instead of
     /// rewriting the file, when ``AppendRule`` allows.
     var appended: (records: [R], lines: [Data])?
+    /// When the change edits or deletes records (format 2): the lines that,
+    /// appended to a file holding `records`, make it read as the change's
+    /// result, each with its record (a deletion's is the record it deletes)
+    /// and that record's bytes; `nil` when the change must rewrite the file.
+    /// A write appends them instead of rewriting the channel when the change
+    /// leaves out nothing by retention (``AppendedEdits``).
+    var edit: (@Sendable (_ records: [R]) -> [(kind: AppendedLine.Kind, record: R, bytes: Data)]?)?
     /// When the change replaces everything with records worked out as it
     /// was made (``apply`` returns them whatever it is given): their bytes,
     /// serialized then, so that a write of them as they are (not rebased over

@@ -3,7 +3,7 @@ import Foundation
 /// Where each file lives under the cache root (format version 1):
 ///
 /// ```
-/// format                   "flatcache 1\n"
+/// format                   "flatcache 2\n" ("flatcache 1\n" until the first write)
 /// records                  which record types wrote the folder, and the key id when encrypted
 /// rekey                    a key change under way: which keys (see ``KeyChange``)
 /// channels.lines(.sha256)  group channels

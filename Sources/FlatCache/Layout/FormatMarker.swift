@@ -1,18 +1,26 @@
 import Foundation
 
-/// The `format` file at a cache's root: `flatcache 1\n`.
+/// The `format` file at a cache's root: `flatcache 2\n`.
 ///
-/// Written on first open; a folder marked with another version is refused,
+/// Written on first open; a folder marked `flatcache 1` opens and reads, and
+/// its marker becomes `flatcache 2` at its first write (``FormatUpgrade``);
+/// a folder marked with another version is refused,
 /// and so is a folder holding other files and no marker (it is someone else's).
 /// A folder holding only FlatCache's own files gets its marker (back): the
 /// cache folder was removed from outside and recreated by a save, or a crash
 /// came between creating the folder and marking it.
 enum FormatMarker {
     /// The on-disk format version this build reads and writes.
-    static let currentVersion = 1
+    static let currentVersion = 2
+
+    /// The versions this build reads: format 1 is format 2 with no appended lines.
+    static let readableVersions = 1...2
 
     /// The marker's exact bytes for ``currentVersion``.
-    static var contents: Data { Data("flatcache \(currentVersion)\n".utf8) }
+    static var contents: Data { contents(version: currentVersion) }
+
+    /// The marker's exact bytes for `version`.
+    static func contents(version: Int) -> Data { Data("flatcache \(version)\n".utf8) }
 
     /// Makes `layout.root` a cache folder of the current format, or explains why it is not one.
     ///
@@ -32,7 +40,7 @@ enum FormatMarker {
         case .directory: break
         }
         if let marker = try FileSystem.contentsOfFile(at: layout.formatMarkerPath) {
-            guard marker == contents else {
+            guard readableVersions.contains(where: { contents(version: $0) == marker }) else {
                 let text = String(decoding: marker.prefix(64), as: UTF8.self)
                 throw .unsupportedFormat(
                     marker: text.trimmingCharacters(in: .whitespacesAndNewlines), directory: directory)

@@ -208,8 +208,12 @@ final class ChannelUsage: @unchecked Sendable {
             damaged(problem.description, logger)
             return [:]
         case .records(let lines):
+            guard lines.appended.isEmpty else {
+                damaged(Corruption.appendedLinesNotAllowed.description, logger)
+                return [:]
+            }
             var found = [String: Times]()
-            for line in lines {
+            for line in lines.records {
                 guard let (name, entry) = decode(line) else {
                     damaged("a line of \(line.count) bytes is not a usage record", logger)
                     return [:]

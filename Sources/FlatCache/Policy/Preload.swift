@@ -156,7 +156,7 @@ struct Preload {
             return false
         }
         let lines: [Data]
-        var records = [R]()
+        let records: [R]
         switch try file.read(finishing: false) {
         case .missing:
             return false
@@ -164,15 +164,14 @@ struct Preload {
             damaged(file, problem, &result)
             return false
         case .records(let found):
-            for (index, line) in found.enumerated() {
-                do {
-                    records.append(try R(serializedData: line))
-                } catch {
-                    damaged(file, .undecodableRecord(line: index + 1, reason: "\(error)"), &result)
-                    return false
-                }
+            do throws(Corruption) {
+                records = try storage.decode(found, as: R.self)
+            } catch {
+                damaged(file, error, &result)
+                return false
             }
-            lines = found
+            // A bundle's canonical lines are copied as they are; one with appended lines (format 2) is written canonically.
+            lines = found.appended.isEmpty ? found.records : try storage.serialize(records)
         }
         let named: RecordFile? = if let target { target } else { try naming(records) }
         guard let target = named else { return false }

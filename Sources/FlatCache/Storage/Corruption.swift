@@ -18,6 +18,11 @@ enum Corruption: Error, Equatable, CustomStringConvertible {
     case undecodableRecord(line: Int, reason: String)
     /// A folder, link or device stands where the data file or its sidecar belongs.
     case notARegularFile
+    /// A canonical line (plain Base64) after an appended one (format 2):
+    /// appended lines come last (line numbers start at 1).
+    case canonicalLineAfterAppended(line: Int)
+    /// Appended lines (format 2) in a file whose records have no key to apply them by.
+    case appendedLinesNotAllowed
     /// A file without a sidecar (`records`, `preloaded`) is not in its form; says how.
     case unexpectedContents(String)
 
@@ -32,6 +37,8 @@ enum Corruption: Error, Equatable, CustomStringConvertible {
         case .unsealable(let line): "line \(line) does not open with the cache's key (moved from another file, changed, or another key)"
         case .undecodableRecord(let line, let reason): "line \(line) does not decode: \(reason)"
         case .notARegularFile: "it or its sidecar is not a regular file"
+        case .canonicalLineAfterAppended(let line): "line \(line) is a plain record line after an appended (* or -) line"
+        case .appendedLinesNotAllowed: "it has appended (* or -) lines, which this kind of file never holds"
         case .unexpectedContents(let problem): problem
         }
     }

@@ -30,7 +30,7 @@ extension RecordFile {
     /// The lines `snapshot` held, checked against its sidecar as a read
     /// checks them (an append a crash cut short is read around); `nil` when
     /// there was no file or it could not be trusted. Changes nothing on disk.
-    func lines(in snapshot: Snapshot) -> [Data]? {
+    func lines(in snapshot: Snapshot) -> FileLines? {
         guard let data = snapshot.data, let sidecar = snapshot.sidecar,
             let recorded = try? Sidecar.digest(in: sidecar, name: name)
         else { return nil }

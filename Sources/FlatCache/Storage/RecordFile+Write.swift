@@ -87,15 +87,27 @@ extension RecordFile {
     /// Until ``commit(_:)`` writes the sidecar, a reader sees the old file:
     /// its sidecar still names the old bytes, which are a prefix of the new.
     func stageAppend(_ records: [Data], after tail: Tail) throws(FlatCacheError) -> StagedWrite? {
-        let lines = RecordLines.encode(records, sealer: sealer, fileName: name)
-        guard let stamp = try FileSystem.append(lines, to: path, expecting: tail.stamp) else { return nil }
+        // Canonical lines never follow appended ones (format 2): such a file takes appended lines.
+        guard tail.appendedLines == 0 else { return nil }
+        return try stageAppend(body: RecordLines.encode(records, sealer: sealer, fileName: name), lines: records.count, appended: 0, after: tail)
+    }
+
+    /// Stages an append of `lines` (format 2: newer versions and deletions)
+    /// after the lines described by `tail`, as ``stageAppend(_:after:)`` does.
+    func stageAppend(_ lines: [AppendedLine], after tail: Tail) throws(FlatCacheError) -> StagedWrite? {
+        try stageAppend(
+            body: RecordLines.encode(lines, sealer: sealer, fileName: name), lines: lines.count, appended: lines.count, after: tail)
+    }
+
+    private func stageAppend(body: Data, lines: Int, appended: Int, after tail: Tail) throws(FlatCacheError) -> StagedWrite? {
+        guard let stamp = try FileSystem.append(body, to: path, expecting: tail.stamp) else { return nil }
         var hasher = tail.hasher
-        hasher.update(lines)
+        hasher.update(body)
         let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
-        return StagedWrite(
-            file: self, kind: .append(sidecar: sidecar),
-            tail: Tail(stamp: stamp, sidecarStamp: nil, hasher: hasher, lineCount: tail.lineCount + records.count),
-            bytesWritten: lines.count)
+        let grown = Tail(
+            stamp: stamp, sidecarStamp: nil, hasher: hasher, lineCount: tail.lineCount + lines,
+            appendedLines: tail.appendedLines + appended)
+        return StagedWrite(file: self, kind: .append(sidecar: sidecar), tail: grown, bytesWritten: body.count)
     }
 
     /// Flushes what ``stageReplace(_:)`` or ``stageAppend(_:after:)`` wrote to the disk.
@@ -199,7 +211,7 @@ extension RecordFile {
             guard onDisk.contents == Sidecar.contents(digest: stored, name: name) else { return nil }
             guard let keyID = sealer?.keyID else { return nil }
             if !SealedContents.shared.holds(path, stored: stored, records: digest, keyID: keyID) {
-                guard let held = try? RecordLines.decode(read.contents, sealer: sealer, fileName: name), held == records
+                guard let held = try? RecordLines.decode(read.contents, sealer: sealer, fileName: name), held == FileLines(records: records)
                 else { return nil }
                 SealedContents.shared.remember(path, stored: stored, records: digest, keyID: keyID)
             }

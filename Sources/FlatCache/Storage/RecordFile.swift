@@ -42,8 +42,8 @@ struct RecordFile: Sendable, Hashable {
     enum Contents: Equatable {
         /// Neither file, or only a sidecar left by an interrupted removal.
         case missing
-        /// The verified records, in file order.
-        case records([Data])
+        /// The verified lines: canonical records, then appended lines (format 2).
+        case records(FileLines)
         /// Something that must not be trusted.
         case corrupt(Corruption)
     }
@@ -65,8 +65,10 @@ struct RecordFile: Sendable, Hashable {
         var sidecarStamp: FileStamp?
         /// SHA256 over every byte of the data file.
         var hasher: SHA256Hasher
-        /// Its number of lines (records).
+        /// Its number of lines: records, and appended lines (format 2).
         var lineCount: Int
+        /// How many of them are appended lines (format 2): 0 when the file is canonical.
+        var appendedLines = 0
     }
 
     /// The stamps of the data file and its sidecar: two `lstat`s.
@@ -223,7 +225,8 @@ struct RecordFile: Sendable, Hashable {
         _ data: Data, stamp: FileStamp?, sidecarStamp: FileStamp?, hasher: SHA256Hasher
     ) -> (found: Verified, tail: Tail?, unfinishedBytes: Int) {
         let tail = stamp.map {
-            Tail(stamp: $0, sidecarStamp: sidecarStamp, hasher: hasher, lineCount: RecordLines.count(in: data))
+            let counts = RecordLines.count(in: data)
+            return Tail(stamp: $0, sidecarStamp: sidecarStamp, hasher: hasher, lineCount: counts.lines, appendedLines: counts.appended)
         }
         return (.body(data), tail, 0)
     }

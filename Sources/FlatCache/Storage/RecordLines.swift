@@ -16,13 +16,18 @@ enum RecordLines {
         records.reduce(0) { $0 + Base64.encodedCount(of: sealed ? Sealer.sealedCount(of: $1.count) : $1.count) + 1 }
     }
 
-    /// The records in the body of the data file `name`, opened by `sealer` when there is one.
+    /// The lines in the body of the data file `name`, opened by `sealer` when
+    /// there is one: its canonical records, then its appended lines (format 2).
     ///
-    /// - Throws: As ``decode(_:)``, and ``Corruption/unsealable(line:)``.
-    static func decode(_ body: Data, sealer: Sealer?, fileName name: String) throws(Corruption) -> [Data] {
-        let lines = try decode(body)
-        guard let sealer else { return lines }
-        return try sealer.open(lines, fileName: name)
+    /// - Throws: As ``decode(_:)``, ``Corruption/unsealable(line:)`` and
+    ///   ``Corruption/canonicalLineAfterAppended(line:)``.
+    static func decode(_ body: Data, sealer: Sealer?, fileName name: String) throws(Corruption) -> FileLines {
+        var (lines, split) = try decodeCanonical(body, stoppingAtAppended: true)
+        if let sealer { lines = try sealer.open(lines, fileName: name) }
+        guard split < body.count else { return FileLines(records: lines) }
+        let appended = try decodeAppended(
+            Data(body[(body.startIndex + split)...]), sealer: sealer, fileName: name, firstLine: lines.count + 1)
+        return FileLines(records: lines, appended: appended)
     }
 
     /// The record of the line at `range` of `body`, line `number` (from 1), opened by `opener` when the file is sealed.
@@ -73,8 +78,18 @@ enum RecordLines {
     ///
     /// - Throws: ``Corruption/missingFinalNewline`` or ``Corruption/invalidBase64(line:)``.
     static func decode(_ body: Data) throws(Corruption) -> [Data] {
-        guard !body.isEmpty else { return [] }
+        try decodeCanonical(body, stoppingAtAppended: false).records
+    }
+
+    /// The records of the canonical lines at the start of `body`, and where
+    /// they end: at the first appended line (format 2) when `stoppingAtAppended`,
+    /// else at the end (an appended line is then not Base64, and throws).
+    static func decodeCanonical(
+        _ body: Data, stoppingAtAppended: Bool
+    ) throws(Corruption) -> (records: [Data], end: Int) {
+        guard !body.isEmpty else { return ([], 0) }
         guard body.last == newline else { throw .missingFinalNewline }
+        var stoppedAt: Int?
         var decoded = Data(count: Base64.maximumDecodedCount(of: body.count) + 3)
         var ranges = [Range<Int>]()
         var failedLine: Int?
@@ -86,6 +101,10 @@ enum RecordLines {
                 var written = 0
                 // memchr over the raw bytes: Data.split is a byte-by-byte generic loop, ~10x slower.
                 while start < input.count {
+                    if stoppingAtAppended, AppendedLine.Kind(firstByte: base.load(fromByteOffset: start, as: UInt8.self)) != nil {
+                        stoppedAt = start
+                        return
+                    }
                     let end = base.distance(to: memchr(base + start, Int32(newline), input.count - start)!)
                     let line = UnsafeRawBufferPointer(rebasing: input[start..<end])
                     guard let count = Base64.decode(line, into: target + written) else {
@@ -99,19 +118,20 @@ enum RecordLines {
             }
         }
         if let failedLine { throw .invalidBase64(line: failedLine) }
-        return ranges.map { decoded[$0] }
+        return (ranges.map { decoded[$0] }, stoppedAt ?? body.count)
     }
 
-    /// How many lines `body` holds (its `\n`s).
-    static func count(in body: Data) -> Int {
+    /// How many lines `body` holds (its `\n`s), and how many of them are appended lines (format 2).
+    static func count(in body: Data) -> (lines: Int, appended: Int) {
         body.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress else { return 0 }
-            var (count, start) = (0, 0)
+            guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return (0, 0) }
+            var (count, appended, start) = (0, 0, 0)
             while start < bytes.count, let found = memchr(base + start, Int32(newline), bytes.count - start) {
                 count += 1
-                start = base.distance(to: found) + 1
+                if AppendedLine.Kind(firstByte: base[start]) != nil { appended += 1 }
+                start = UnsafeRawPointer(base).distance(to: found) + 1
             }
-            return count
+            return (count, appended)
         }
     }
 

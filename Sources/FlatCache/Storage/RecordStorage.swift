@@ -24,6 +24,8 @@ struct RecordStorage: Sendable {
     let onDamagedFile: (@Sendable (DamagedFile) -> Void)?
     /// One lock per file (striped).
     let locks: LockStripes
+    /// What marks a format-1 folder as format 2 at its first write; `nil` for a format-2 folder.
+    var formatUpgrade: FormatUpgrade? = nil
 
     /// The records in `file`; `[]` when it is missing or damaged (then reported and, unless read-only, moved aside).
     func read<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R] {
@@ -77,7 +79,7 @@ struct RecordStorage: Sendable {
     /// Call holding the lock its readers hold (its own, or that of the file it describes).
     func inspectLocked(
         _ file: RecordFile, finishing: Bool = false, typed: Bool = true,
-        count: ([Data]) throws(Corruption) -> Int
+        count: (FileLines) throws(Corruption) -> Int
     ) throws(FlatCacheError) -> (result: Result<Int, Corruption>, unfinishedBytes: Int)? {
         let (found, _, unfinished) = try file.check(finishing: finishing && !isReadOnly)
         switch found {
@@ -94,7 +96,7 @@ struct RecordStorage: Sendable {
     }
 
     /// Each line decoded as an `R`, for ``inspectLocked(_:finishing:typed:count:)``.
-    func count<R: CacheRecord>(_ lines: [Data], as type: R.Type) throws(Corruption) -> Int {
+    func count<R: CacheRecord>(_ lines: FileLines, as type: R.Type) throws(Corruption) -> Int {
         try decode(lines, as: type).count
     }
 
@@ -120,6 +122,11 @@ struct RecordStorage: Sendable {
     /// Throws ``FlatCacheError/readOnlyCache(_:)`` when the cache only reads.
     func requireWritable() throws(FlatCacheError) {
         if isReadOnly { throw .readOnlyCache(directory) }
+    }
+
+    /// Marks a format-1 folder as format 2 (``FormatUpgrade``), once: what every write of records does first.
+    func upgradeFormat() throws(FlatCacheError) {
+        try formatUpgrade?.run()
     }
 
     /// Throws ``FlatCacheError/recordTypeMismatch(directory:cached:requested:)``
@@ -165,8 +172,9 @@ struct RecordStorage: Sendable {
         case .missing:
             return (nil, nil, 0)
         case .records(let lines):
-            do {
-                return (try decode(lines, as: type), tail, lines.reduce(0) { $0 + $1.count })
+            do throws(Corruption) {
+                let bytes = lines.records.reduce(0) { $0 + $1.count } + lines.appended.reduce(0) { $0 + $1.record.count }
+                return (try decode(lines, as: type), tail, bytes)
             } catch {
                 try requireRecordTypes()
                 corruption = error
@@ -215,6 +223,7 @@ struct RecordStorage: Sendable {
     /// file, its sidecar or their temporary files belong would make every write
     /// fail; it is moved aside like a damaged file, and the write tried again.
     private func writeLocked(_ file: RecordFile, _ lines: [Data]) throws(FlatCacheError) -> RecordFile.WriteOutcome {
+        try upgradeFormat()
         do {
             return try file.write(lines, synchronized: synchronized)
         } catch where FileSystem.isNotARegularFile(error) {
@@ -237,6 +246,23 @@ struct RecordStorage: Sendable {
         }
         onDamagedFile?(DamagedFile(path: relative(file.path), problem: corruption.description, movedTo: movedTo))
         return movedTo
+    }
+
+    /// The records `lines` hold: each canonical line decoded as an `R`, then
+    /// the appended lines applied (``AppendedMerge``).
+    func decode<R: CacheRecord>(_ lines: FileLines, as type: R.Type) throws(Corruption) -> [R] {
+        let records = try decode(lines.records, as: type)
+        guard !lines.appended.isEmpty else { return records }
+        var appended = [(kind: AppendedLine.Kind, record: R)]()
+        appended.reserveCapacity(lines.appended.count)
+        for (index, line) in lines.appended.enumerated() {
+            do {
+                appended.append((line.kind, try R(serializedData: line.record)))
+            } catch {
+                throw .undecodableRecord(line: records.count + index + 1, reason: "\(error)")
+            }
+        }
+        return try AppendedMerge.records(records, appended: appended)
     }
 
     private func decode<R: CacheRecord>(_ lines: [Data], as type: R.Type) throws(Corruption) -> [R] {

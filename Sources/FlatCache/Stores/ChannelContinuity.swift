@@ -186,7 +186,8 @@ struct ContinuityRecord: Hashable {
             return .failure(corruption)
         case .records(let lines):
             do throws(Corruption) {
-                return .success(try record(in: lines))
+                guard lines.appended.isEmpty else { throw .appendedLinesNotAllowed }
+                return .success(try record(in: lines.records))
             } catch {
                 return .failure(error)
             }

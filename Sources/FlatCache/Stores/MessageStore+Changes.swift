@@ -99,6 +99,7 @@ extension MessageStore {
                 return kept
             })
             change.appended = (ordered, lines)
+            change.edit = Self.edit(upserting: ordered, lines: lines, deleting: [], storage: storage)
             change.voidsAttachment = voided
             changes.append((file, change))
         }
@@ -136,7 +137,7 @@ extension MessageStore {
     /// Upserts `changed` and removes the messages with ids in `deleted`. A
     /// channel never cached stays never cached when nothing is left.
     func changeLog(_ changed: [Message], deleted: Set<Message.MessageID>, fresh: Bool = false) throws(FlatCacheError) -> Change<Message> {
-        _ = try storage.serialize(changed)  // before anything changes
+        let lines = try storage.serialize(changed)  // before anything changes
         let limit = maxPerChannel
         let voided = Change<Message>.Flag()
         var change = Change<Message>(apply: { cached, dropped in
@@ -151,6 +152,7 @@ extension MessageStore {
             }
             return base == nil && kept.isEmpty ? nil : kept
         }, replacesAll: fresh)
+        if !fresh { change.edit = Self.edit(upserting: changed, lines: lines, deleting: deleted, storage: storage) }
         change.voidsAttachment = voided
         return change
     }

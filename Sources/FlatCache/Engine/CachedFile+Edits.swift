@@ -1,0 +1,51 @@
+import Foundation
+
+/// Format 2's way for edits and deletions: their lines appended after the
+/// file's, instead of the channel rewritten (docs/format.md, "Appended lines").
+extension CachedFile {
+    /// Appends the lines of `changes` to the file holding `onDisk` (as read
+    /// with `tail`), when each change can say them (``Change/edit``), none
+    /// leaves a record out by retention, and the file stays within its
+    /// capacity and ``AppendedEdits/compactionBound(canonicalLines:)``;
+    /// `nil` (nothing written) otherwise: the file is then rewritten
+    /// canonically, which is also what compacts it.
+    func stageEdits(
+        _ changes: ArraySlice<Change<R>>, onDisk: [R], tail: RecordFile.Tail, rule: AppendRule<R>
+    ) throws(FlatCacheError) -> RecordFile.StagedWrite? {
+        var records = onDisk
+        var lines = [AppendedLine]()
+        for change in changes {
+            guard let edit = change.edit, let found = edit(records) else { return nil }
+            var dropped = 0
+            guard let next = change.applied(to: records, current: nil, dropped: &dropped), dropped == 0 else { return nil }
+            for line in found { lines.append(AppendedLine(kind: line.kind, record: line.bytes)) }
+            records = next
+        }
+        if lines.isEmpty {
+            // Every change found its records on disk as they are: nothing to write.
+            (installing, installingIsFile) = ((records, 0), true)
+            return RecordFile.StagedWrite(file: file, kind: .unchanged, tail: tail)
+        }
+        let canonical = tail.lineCount - tail.appendedLines
+        guard records.count <= rule.capacity,
+            tail.appendedLines + lines.count <= AppendedEdits.compactionBound(canonicalLines: canonical),
+            let staged = try file.stageAppend(lines, after: tail)
+        else { return nil }
+        installing = (records, 0)
+        installingIsFile = true
+        return staged
+    }
+}
+
+/// When a message file's appended lines are folded back into canonical ones.
+enum AppendedEdits {
+    /// The most appended lines a file of `canonicalLines` canonical lines
+    /// keeps before a write rewrites it canonically (compaction): a quarter
+    /// of its canonical lines, and never fewer than 16. A read of a file with
+    /// appended lines decodes all of it and applies them by key; below this
+    /// bound that costs a load less than one rewrite costs a write
+    /// (docs/performance.md, "Compaction").
+    static func compactionBound(canonicalLines: Int) -> Int {
+        max(16, canonicalLines / 4)
+    }
+}
