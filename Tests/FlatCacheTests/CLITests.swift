@@ -115,7 +115,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder.appending("plain"), withIntermediateDirectories: false)
         try expectGolden("not-a-cache", ["info", "plain"])
         try expectGolden("missing-folder", ["channels", "nowhere"])
-        try Data("flatcache 2\n".utf8).write(to: folder.appending("cache/format"))
+        try Data("flatcache 3\n".utf8).write(to: folder.appending("cache/format"))
         try expectGolden("newer-format", ["users", "cache"])
     }
 

@@ -14,7 +14,7 @@ import Testing
     @Test func createsAMissingFolderAndMarksIt() throws {
         let directory = folder.appending("nested/chat cache")
         _ = try ChatCache(directory: directory)
-        #expect(try String(contentsOf: directory.appendingPathComponent("format"), encoding: .utf8) == "flatcache 1\n")
+        #expect(try String(contentsOf: directory.appendingPathComponent("format"), encoding: .utf8) == "flatcache 2\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["format", "records"])
     }
 
@@ -24,12 +24,12 @@ import Testing
     }
 
     @Test func refusesANewerFormat() throws {
-        try Data("flatcache 2\n".utf8).write(to: folder.appending("format"))
+        try Data("flatcache 3\n".utf8).write(to: folder.appending("format"))
         #expect {
             try ChatCache(directory: folder.url)
         } throws: { error in
             guard case FlatCacheError.unsupportedFormat(let marker, _) = error else { return false }
-            return marker == "flatcache 2"
+            return marker == "flatcache 3"
         }
     }
 

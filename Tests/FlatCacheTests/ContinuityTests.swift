@@ -774,7 +774,7 @@ import Testing
 
         let cache = try ChatCache(directory: folder.url)
 
-        #expect(try String(contentsOf: folder.appending("format"), encoding: .utf8) == "flatcache 1\n")
+        #expect(try String(contentsOf: folder.appending("format"), encoding: .utf8) == "flatcache 2\n")
         #expect(try cache.messages.continuity(in: url).completeRanges == [0...2_000])
     }
 

@@ -73,7 +73,7 @@ import Testing
             let bytes = try Data(contentsOf: messages.appendingPathComponent(name))
             if name.hasSuffix(".sha256") {
                 if (try? Sidecar.digest(in: bytes, name: String(name.dropLast(7)))) == nil { tally.tornFiles += 1 }
-            } else if (try? RecordLines.decode(bytes).map { try ChatMessage(serializedData: $0) }) == nil {
+            } else if (try? RecordLines.decode(bytes, sealer: nil, fileName: name).allRecordBytes.map { try ChatMessage(serializedData: $0) }) == nil {
                 tally.tornFiles += 1
             }
         }

@@ -65,7 +65,7 @@ import Testing
             Issue.record("usage.lines does not open with the key")
             return
         }
-        #expect(records.map(\.count) == [73, 73])
+        #expect(records.records.map(\.count) == [73, 73])
         for name in ["usage.lines", "usage.lines.sha256"] {
             try? FileManager.default.removeItem(at: root.appendingPathComponent(name))
         }

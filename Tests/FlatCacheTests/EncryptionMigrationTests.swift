@@ -179,12 +179,13 @@ import Testing
         var converted = 0
         for name in try messageFileNames().sorted() where name.hasSuffix(".lines") && converted < files {
             let old = sourceLayout.messagesFile(named: name)
-            guard case .records(let lines) = try old.read(), let first = lines.first else { continue }
+            guard case .records(let found) = try old.read(), let first = found.records.first else { continue }
+            let lines = found.records
             let url = try ChatMessage(serializedData: first).channelURL
             let new = try target.messagesFile(forChannel: url)
             _ = try new.write(lines, synchronized: false)
             if case .records(let continuity) = try sourceLayout.continuityFile(of: old).read() {
-                _ = try target.continuityFile(of: new).write(continuity, synchronized: false)
+                _ = try target.continuityFile(of: new).write(continuity.records, synchronized: false)
             }
             try old.remove()
             converted += 1

@@ -18,7 +18,7 @@ import Testing
             let body = RecordLines.encode(records, sealer: sealer, fileName: name)
 
             #expect(body.count == RecordLines.encodedCount(of: records, sealed: true))
-            #expect(try RecordLines.decode(body, sealer: sealer, fileName: name) == records)
+            #expect(try RecordLines.decode(body, sealer: sealer, fileName: name) == FileLines(records: records))
             if count > 0 {
                 #expect(throws: Corruption.unsealable(line: 1)) {
                     try RecordLines.decode(body, sealer: sealer, fileName: name + "x")

@@ -87,7 +87,7 @@ import Testing
         #expect(try secretsFound() == [])
         let records = try String(contentsOf: folder.appending("records"), encoding: .utf8)
         #expect(records.hasSuffix("encryption aes-256-gcm \(Encryption.aes256gcm(key: Self.key).keyID)\n"))
-        #expect(try Data(contentsOf: folder.appending("format")) == Data("flatcache 1\n".utf8))
+        #expect(try Data(contentsOf: folder.appending("format")) == Data("flatcache 2\n".utf8))
 
         // And everything reads back with the key
         let cache = try open()

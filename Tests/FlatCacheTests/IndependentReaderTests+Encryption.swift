@@ -35,6 +35,10 @@ extension IndependentReaderTests {
         #expect(golden.messages.values.map(\.count) == [3, 3])
         for n in [1, 2, 200] { try expectSameReading(GoldenFolder.url("encrypted"), keeping: n, key: key) }
         try await expectSameOutbox(GoldenFolder.url("encrypted"), key: key)
+        // Appended lines, sealed (format 2): an edit and a deletion.
+        let edits = try python(GoldenFolder.url("appended-edits-sealed"), keeping: 200, key: key)
+        #expect(edits.messages.values.map(\.count) == [2] && edits.damaged.isEmpty, "\(edits)")
+        for n in [1, 200] { try expectSameReading(GoldenFolder.url("appended-edits-sealed"), keeping: n, key: key) }
 
         // Written afresh, with its usage.lines (sealed, keyed by the HMAC names).
         let root = folder.appending("written")
@@ -120,7 +124,7 @@ extension IndependentReaderTests {
                 Issue.record("\(name) does not open")
                 return
             }
-            _ = try RecordFile(path: path, sealer: new).write(records, synchronized: false)
+            _ = try RecordFile(path: path, sealer: new).write(records.records, synchronized: false)
         }
         let withOld = try python(root, keeping: 200, key: old.key.withUnsafeBufferPointer { Data($0) })
         let withNew = try python(root, keeping: 200, key: newKey)

@@ -94,7 +94,7 @@ struct IndependentReaderTests {
     }
 
     @Test func theGoldenFoldersReadTheSame() throws {
-        for golden in ["worked-example", "continuity", "every-file", "sample-cache", "appended-within-slack", "compacted-past-slack"] {
+        for golden in ["worked-example", "continuity", "every-file", "sample-cache", "appended-within-slack", "compacted-past-slack", "appended-edits"] {
             for n in [1, 2, 8, 200] { try expectSameReading(GoldenFolder.url(golden), keeping: n) }
         }
     }

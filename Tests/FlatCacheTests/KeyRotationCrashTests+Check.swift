@@ -34,7 +34,7 @@ extension KeyRotationCrashTests {
             var opened = false
             for side in sides {
                 let contents = try RecordFile(path: path, sealer: side).load(finishing: false).contents
-                if case .records(let lines) = contents, side != nil || decodesAsItsKind(lines, path: path) {
+                if case .records(let lines) = contents, side != nil || decodesAsItsKind(lines.records, path: path) {
                     opened = true
                     break
                 }

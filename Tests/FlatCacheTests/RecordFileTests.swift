@@ -18,7 +18,7 @@ import Testing
 
     @Test func readsBackWhatItWrote() throws {
         #expect(try file.write(records, synchronized: false) == .written)
-        #expect(try file.read() == .records(records))
+        #expect(try file.read() == .records(FileLines(records: records)))
     }
 
     @Test func aMissingFileReadsAsMissing() throws {
@@ -50,7 +50,7 @@ import Testing
     @Test func replacesTheFileWhenTheBytesChange() throws {
         _ = try file.write(records, synchronized: false)
         #expect(try file.write(Array(records.reversed()), synchronized: false) == .written)
-        #expect(try file.read() == .records(Array(records.reversed())))
+        #expect(try file.read() == .records(FileLines(records: Array(records.reversed()))))
     }
 
     @Test func rewritesAFileOfTheSameSizeAndLineLengthsButOtherBytes() throws {
@@ -63,7 +63,7 @@ import Testing
 
         // Then the bytes, not only the sizes and the sidecar, told them apart
         #expect(outcome == .written)
-        #expect(try file.read() == .records(other))
+        #expect(try file.read() == .records(FileLines(records: other)))
     }
 
     @Test func replacesByRenameSoAReaderOfTheOldFileSeesItWhole() throws {
@@ -87,7 +87,7 @@ import Testing
         try FileManager.default.removeItem(atPath: file.path)
         #expect(try file.read() == .missing)
         #expect(try file.write(records, synchronized: false) == .written)
-        #expect(try file.read() == .records(records))
+        #expect(try file.read() == .records(FileLines(records: records)))
     }
 
     @Test func leavesNoTemporaryFilesBehind() throws {
@@ -100,7 +100,7 @@ import Testing
     @Test func reusesATemporaryFileACrashLeftBehind() throws {
         try Data("half a write".utf8).write(to: URL(fileURLWithPath: FileSystem.temporaryPath(for: file.path)))
         _ = try file.write(records, synchronized: false)
-        #expect(try file.read() == .records(records))
+        #expect(try file.read() == .records(FileLines(records: records)))
         #expect(!FileManager.default.fileExists(atPath: FileSystem.temporaryPath(for: file.path)))
     }
 
@@ -115,7 +115,7 @@ import Testing
             .write(to: URL(fileURLWithPath: FileSystem.temporaryPath(for: file.sidecarPath)))
 
         // When it is read, the replace is finished: the new records, a matching sidecar, no temporary file
-        #expect(try file.read() == .records(newer))
+        #expect(try file.read() == .records(FileLines(records: newer)))
         #expect(try Data(contentsOf: URL(fileURLWithPath: file.sidecarPath)) == Sidecar.contents(digest: SHA256Digest(of: body), name: file.name))
         #expect(!FileManager.default.fileExists(atPath: FileSystem.temporaryPath(for: file.sidecarPath)))
     }

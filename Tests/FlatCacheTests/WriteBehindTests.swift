@@ -174,15 +174,15 @@ import Testing
     // MARK: - Errors after the save returned
 
     @Test(arguments: zip(
-        [FlatCacheError.FileOperation.write, .write, .rename],
-        ["append", "rewrite", "rewrite"]))
+        [FlatCacheError.FileOperation.write, .write, .write, .rename],
+        ["append", "edit", "rewrite", "rewrite"]))
     func aWriteThatFailsAfterTheSaveReturnedIsReportedByFlush(operation: FlatCacheError.FileOperation, kind: String) async throws {
         // Given a channel of 3 messages on disk
         let cache = try cache()
         try cache.messages.saveNow(Fixtures.messages(3))
-        // and a change to it that appends (a new newest message) or rewrites (an edit)
+        // and a change to it that appends (a new newest message, an edit's `*` line) or rewrites (a replace)
         var change = Fixtures.message(4, at: 4_000)
-        if kind == "rewrite" {
+        if kind != "append" {
             change = Fixtures.message(2, at: 2_000, text: "edited")
             change.updatedAt = 9_000
         }
@@ -190,7 +190,11 @@ import Testing
         // When the file system fails that write, the save still returns: it only changed memory
         arm(operation, .EIO)
         defer { disarm() }
-        try await cache.messages.save([change])
+        if kind == "rewrite" {
+            try await cache.messages.replace([Fixtures.message(1, at: 1_000), change, Fixtures.message(3, at: 3_000)], in: url)
+        } else {
+            try await cache.messages.save([change])
+        }
         #expect(try await cache.messages.load(in: url).contains(change))
 
         // Then flush throws the file system's error
@@ -215,8 +219,8 @@ import Testing
         let cache = try cache(writeDelay: .milliseconds(10))
         try cache.messages.saveNow(Fixtures.messages(3))
 
-        // When an edit is saved and its background write fails
-        arm(.rename, .ENOSPC)
+        // When an edit is saved and its background write (an append of its `*` line) fails
+        arm(.write, .ENOSPC)
         defer { disarm() }
         var edited = Fixtures.message(2, at: 2_000, text: "edited")
         edited.updatedAt = 9_000
@@ -281,7 +285,7 @@ import Testing
         #expect(try fresh().messages.loadNow(in: url) == Fixtures.messages(7))
     }
 
-    @Test func aMessageThatIsNotTheNewestRewritesTheFile() throws {
+    @Test func aMessageThatIsNotTheNewestIsAppendedAsAnUpsertLine() throws {
         // Given a channel of 3 messages on disk
         let cache = try cache()
         try cache.messages.saveNow(Fixtures.messages(3).dropFirst())
@@ -290,8 +294,11 @@ import Testing
         // When an older message arrives
         try cache.messages.saveNow([Fixtures.message(1, at: 1_000)])
 
-        // Then the file was replaced, in order
-        #expect(try inodeAndSize(dataFile()).inode != before.inode)
+        // Then it was appended as a `*` line (format 2), not rewritten, and reads in order
+        let after = try inodeAndSize(dataFile())
+        #expect(after.inode == before.inode && after.size > before.size)
+        let lines = try String(decoding: Data(contentsOf: dataFile()), as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 3 && lines[2].hasPrefix("*"))
         #expect(try sidecarMatchesData())
         #expect(try fresh().messages.loadNow(in: url) == Fixtures.messages(3))
     }

@@ -1,0 +1,156 @@
+@testable import FlatCache
+import Foundation
+import Testing
+
+/// Format 2: a change log's edits and deletions are appended to the
+/// channel's file as `*` and `-` lines, read back by key, compacted past
+/// their bound, sealed under encryption, and pinned by goldens.
+@Suite struct AppendedEditsTests {
+    typealias Cache = ChatCache<ChatMessage, ChatChannel, ChatUser>
+    let folder: TemporaryFolder
+    let url = Fixtures.channelURL
+
+    init() throws {
+        folder = try TemporaryFolder()
+    }
+
+    var dataFile: URL { GoldenTests.messageFile(in: folder.url) }
+
+    func lines() throws -> [Substring] {
+        try String(decoding: Data(contentsOf: dataFile), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+    }
+
+    static func edited(_ id: Int64) -> ChatMessage {
+        var message = Fixtures.message(id, at: id * 1_000, text: "edited \(id)")
+        message.updatedAt = 9_000
+        return message
+    }
+
+    /// Three messages, then a change log that edits message 2 and deletes message 3.
+    static func writeEdits(into root: URL, configuration: Configuration = Configuration()) throws {
+        let cache = try Cache(directory: root, configuration: configuration)
+        try cache.messages.replace(Fixtures.messages(3), in: Fixtures.channelURL)
+        try cache.messages.applyChangeLog(updated: [edited(2)], deletedMessageIDs: [3], in: Fixtures.channelURL)
+    }
+
+    @Test func aChangeLogAppendsItsEditsAndDeletionsAndReadsBackByKey() throws {
+        // Given a channel of 3 messages on disk
+        let cache = try Cache(directory: folder.url)
+        try cache.messages.replace(Fixtures.messages(3), in: url)
+        let inode = try GoldenTests.inode(dataFile)
+
+        // When a change log edits message 2 and deletes message 3
+        try cache.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [3], in: url)
+
+        // Then the file is the same file with a `*` line and a `-` line appended
+        #expect(try GoldenTests.inode(dataFile) == inode)
+        let found = try lines()
+        #expect(found.count == 5 && found[3].hasPrefix("*") && found[4].hasPrefix("-"))
+        // and every reader sees messages 1 and 2 (edited): this instance, a new one, a first page from disk
+        let expected = [Fixtures.message(1, at: 1_000), Self.edited(2)]
+        #expect(try cache.messages.load(in: url) == expected)
+        let fresh = try Cache(directory: folder.url)
+        #expect(try fresh.messages.load(in: url) == expected)
+        #expect(try Cache(directory: folder.url).messages.loadLatest(in: url, limit: 30) == expected)
+        #expect(try fresh.verify().first { $0.path.hasPrefix("messages/") }?.records == 2)
+    }
+
+    @Test func theSameChangeLogTwiceAppendsNothingTheSecondTime() throws {
+        try Self.writeEdits(into: folder.url)
+        let before = try Data(contentsOf: dataFile)
+        let cache = try Cache(directory: folder.url)
+        try cache.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [3], in: url)
+        #expect(try Data(contentsOf: dataFile) == before)
+    }
+
+    @Test func aNewMessageAfterAppendedLinesIsAnUpsertLineToo() throws {
+        try Self.writeEdits(into: folder.url)
+        let cache = try Cache(directory: folder.url)
+        try cache.messages.save([Fixtures.message(4, at: 4_000)])
+        let found = try lines()
+        #expect(found.count == 6 && found[5].hasPrefix("*"))
+        #expect(try Cache(directory: folder.url).messages.load(in: url).map(\.messageID) == [1, 2, 4])
+    }
+
+    @Test func passingTheBoundCompactsTheFileToCanonicalLines() throws {
+        // Given a channel of 3 messages (bound: 16 appended lines)
+        let cache = try Cache(directory: folder.url)
+        try cache.messages.replace(Fixtures.messages(3), in: url)
+        // When 16 edits are appended, one change log each
+        for round in 1...16 {
+            var message = Fixtures.message(2, at: 2_000, text: "edit \(round)")
+            message.updatedAt = Int64(round)
+            try cache.messages.applyChangeLog(updated: [message], deletedMessageIDs: [], in: url)
+        }
+        #expect(try lines().count == 19)
+        let inode = try GoldenTests.inode(dataFile)
+        // Then the 17th rewrites the file: canonical lines only, as a fresh replace of its records writes them
+        var last = Fixtures.message(2, at: 2_000, text: "edit 17")
+        last.updatedAt = 17
+        try cache.messages.applyChangeLog(updated: [last], deletedMessageIDs: [], in: url)
+        #expect(try GoldenTests.inode(dataFile) != inode)
+        #expect(try lines().count == 3 && lines().allSatisfy { !$0.hasPrefix("*") && !$0.hasPrefix("-") })
+        #expect(try Cache(directory: folder.url).messages.load(in: url).map(\.text) == ["message 1", "edit 17", "message 3"])
+    }
+
+    @Test func aPlainLineAfterAnAppendedOneIsDamage() throws {
+        // Given a file with an appended line, then a canonical line added after it (by hand, sidecar fixed)
+        try Self.writeEdits(into: folder.url)
+        var bytes = try Data(contentsOf: dataFile)
+        bytes += RecordLines.encode([try Fixtures.message(7, at: 7_000).serialize()])
+        try bytes.write(to: dataFile)
+        try FlushCrashTests.sidecarLine(for: bytes, name: dataFile.lastPathComponent).write(to: URL(fileURLWithPath: dataFile.path + ".sha256"))
+        // Then a load treats it as damaged: a miss, the file moved aside
+        let recorder = DamageRecorder()
+        #expect(try Cache(directory: folder.url, configuration: recorder.configuration()).messages.load(in: url) == [])
+        #expect(recorder.files.first?.problem == "line 6 is a plain record line after an appended (* or -) line")
+    }
+
+    @Test func anEncryptedFileSealsItsAppendedLinesAndAFlippedKindDoesNotOpen() throws {
+        // Given an encrypted folder whose channel took a change log
+        var configuration = Configuration()
+        configuration.encryption = .aes256gcm(key: EncryptedGoldenTests.key)
+        try Self.writeEdits(into: folder.url, configuration: configuration)
+        let name = try FileManager.default.contentsOfDirectory(atPath: folder.appending("messages").path).first { $0.hasSuffix(".lines") }!
+        let file = folder.appending("messages/" + name)
+        let text = try String(contentsOf: file, encoding: .utf8)
+        // Then no message id or text is in the clear, and it reads back
+        #expect(!text.contains("edited") && text.split(separator: "\n").count == 5)
+        #expect(try Cache(directory: folder.url, configuration: configuration).messages.load(in: url) == [Fixtures.message(1, at: 1_000), Self.edited(2)])
+        // When the deletion's `-` is changed to `*` (sidecar fixed), the line no longer opens
+        var lines = text.split(separator: "\n").map(String.init)
+        lines[4] = "*" + lines[4].dropFirst()
+        let bytes = Data((lines.joined(separator: "\n") + "\n").utf8)
+        try bytes.write(to: file)
+        try FlushCrashTests.sidecarLine(for: bytes, name: name).write(to: URL(fileURLWithPath: file.path + ".sha256"))
+        let recorder = DamageRecorder()
+        var damaged = recorder.configuration()
+        damaged.encryption = configuration.encryption
+        #expect(try Cache(directory: folder.url, configuration: damaged).messages.load(in: url) == [])
+        #expect(recorder.files.first?.problem.hasPrefix("line 5 does not open") == true)
+    }
+
+    @Test func exportAndMigrationWriteTheRecordsTheAppendedLinesLeave() async throws {
+        try Self.writeEdits(into: folder.url)
+        let cache = try Cache(directory: folder.url)
+        var configuration = Configuration()
+        configuration.encryption = .aes256gcm(key: EncryptedGoldenTests.key)
+        let migrated = try await cache.migrate(encryption: configuration.encryption)
+        #expect(try await migrated.messages.load(in: url) == [Fixtures.message(1, at: 1_000), Self.edited(2)])
+        let name = try FileManager.default.contentsOfDirectory(atPath: folder.appending("messages").path).first { $0.hasSuffix(".lines") }!
+        #expect(try String(contentsOf: folder.appending("messages/" + name), encoding: .utf8).split(separator: "\n").count == 2)
+    }
+
+    @Test func theEditsArePinnedByGoldens() throws {
+        try Self.writeEdits(into: folder.appending("plain"))
+        try GoldenFolder.assertMatches(folder.appending("plain"), golden: "appended-edits")
+        var configuration = Configuration()
+        configuration.encryption = .aes256gcm(key: EncryptedGoldenTests.key)
+        configuration.nonceSource = .counter(NonceCounter(start: 1))
+        try Self.writeEdits(into: folder.appending("sealed"), configuration: configuration)
+        try? FileManager.default.removeItem(at: folder.appending("sealed/usage.lines"))
+        try? FileManager.default.removeItem(at: folder.appending("sealed/usage.lines.sha256"))
+        try? FileManager.default.removeItem(at: folder.appending("plain/usage.lines"))
+        try GoldenFolder.assertMatches(folder.appending("sealed"), golden: "appended-edits-sealed")
+    }
+}
