@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""An independent reader of a FlatCache folder (format 1), written from
+"""An independent reader of a FlatCache folder (format 1 or 2), written from
 docs/format.md alone, with no FlatCache code: the check that the page is
 enough to write a reader without guessing. Prints one JSON object:
 
   {"channels": [url, ...], "users": [id, ...],
-   "messages": {"<key>": [id, ...]},          # the newest N, oldest first
+   "messages": {"<key>": [id, ...]},          # the newest N, oldest first, appended lines applied
    "continuity": {"<key>": {"ranges": [[lo, hi], ...], "token": str|null}},  # when something is known
    "channelsToken": str|null, "usage": {"<key>": [saved, used]},
    "outbox": [{"requestID", "channelURL", "queuedAt", "state", "attempts",
@@ -99,14 +99,21 @@ class Keys:
         self.keys, self.cipher = keys, AESGCM() if any(keys) else None
 
     def open(self, lines, name):
-        """The records of the lines of the data file `name`, under the first
-        key that opens them all (a file is under one key); raises Damaged."""
+        """The records of the lines of the data file `name`, each a pair
+        (kind, bytes): kind None for a canonical line, b"*" or b"-" for an
+        appended one (format 2), which seals with the kind in its associated
+        data. Under the first key that opens them all (a file is under one
+        key); raises Damaged."""
+        def associated(kind):
+            if kind is None:
+                return b"flatcache 1 " + name.encode()
+            return b"flatcache 2 " + kind + b" " + name.encode()
+
         for key in self.keys:
             if key is None:
                 return lines
-            associated = b"flatcache 1 " + name.encode()
-            opened = [self.cipher.open(key, line, associated) for line in lines]
-            if None not in opened:
+            opened = [(kind, self.cipher.open(key, line, associated(kind))) for kind, line in lines]
+            if all(record is not None for _, record in opened):
                 return opened
         raise Damaged("a line does not open")
 
@@ -115,7 +122,9 @@ PLAIN = Keys([None])
 
 
 def read_data_file(path, keys=PLAIN):
-    """The record bytes of a data file, None when missing; raises Damaged."""
+    """The lines of a data file as (kind, record bytes) pairs, kind None for a
+    canonical line and b"*" or b"-" for an appended one (format 2); None when
+    missing; raises Damaged."""
     kind = regular_file(path)
     if kind is None:
         return None
@@ -152,13 +161,20 @@ def read_data_file(path, keys=PLAIN):
         raise Damaged("no final newline")
     records = []
     for line in data.split(b"\n")[:-1]:
+        # An appended line: "*" (upsert) or "-" (deletion), then a record's Base64;
+        # appended lines come after every canonical line.
+        mark = line[:1] if line[:1] in (b"*", b"-") else None
+        if mark is not None:
+            line = line[1:]
+        elif records and records[-1][0] is not None:
+            raise Damaged("a canonical line after an appended one")
         try:
             raw = base64.b64decode(line, validate=True)
         except Exception:
             raise Damaged("bad Base64")
         if base64.b64encode(raw) != line:
             raise Damaged("Base64 not canonical")
-        records.append(raw)
+        records.append((mark, raw))
     return keys.open(records, os.path.basename(path))
 
 
@@ -254,6 +270,23 @@ def decode_all(records, decode):
         out.append(decode(r))
         r.end()
     return out
+
+
+def messages_applied(records, appended=()):
+    """A message file's records: its canonical lines' messages, then each
+    appended line applied in file order by messageID (an upsert replaces or
+    adds, a deletion removes); with appended lines, in canonical order."""
+    messages = decode_all(records, message)
+    if not appended:
+        return messages  # as the file holds them
+    by_id = {m["messageID"]: m for m in messages}
+    for kind, raw in appended:
+        m = decode_all([raw], message)[0]
+        if kind == b"*":
+            by_id[m["messageID"]] = m
+        else:
+            by_id.pop(m["messageID"], None)
+    return sorted(by_id.values(), key=lambda m: (m["createdAt"], m["messageID"]))
 
 
 def continuity(records):
@@ -378,16 +411,28 @@ def main():
         del arguments[at:at + 2]
     root = arguments[0]
     n = int(arguments[1]) if len(arguments) > 1 else 200
-    if open(os.path.join(root, "format"), "rb").read() != b"flatcache 1\n":
-        sys.exit("not a FlatCache 1 folder")
+    marker = open(os.path.join(root, "format"), "rb").read()
+    if marker not in (b"flatcache 1\n", b"flatcache 2\n"):
+        sys.exit("not a FlatCache 1 or 2 folder")
     keys = folder_keys(root, key)
     out = {"channels": [], "users": [], "messages": {}, "continuity": {}, "channelsToken": None, "usage": {},
            "outbox": [], "damaged": []}
 
-    def load(relative, decode):
+    def load(relative, decode, appends=False):
+        """`decode` of the file's canonical records, and of its appended lines
+        when it has some: only a message file of a format 2 folder (`appends`)
+        may; in any other an appended line is damage."""
         try:
-            records = read_data_file(os.path.join(root, relative), keys)
-            return None if records is None else decode(records)
+            lines = read_data_file(os.path.join(root, relative), keys)
+            if lines is None:
+                return None
+            records = [raw for kind, raw in lines if kind is None]
+            appended = [(kind, raw) for kind, raw in lines if kind is not None]
+            if not appended:
+                return decode(records)
+            if not appends:
+                raise Damaged("appended lines in a file that never holds them")
+            return decode(records, appended)
         except Damaged:
             out["damaged"].append(relative)
             return None
@@ -418,7 +463,7 @@ def main():
         if not re.fullmatch(r"[0-9a-f]{64}\.lines", name):
             continue
         key = name[:-6]
-        messages = load("messages/" + name, lambda rs: decode_all(rs, message))
+        messages = load("messages/" + name, messages_applied, appends=True)
         if messages is None:
             continue
         newest = messages[-n:]
