@@ -42,9 +42,10 @@ enum AppendedEdits {
     /// The most appended lines a file of `canonicalLines` canonical lines
     /// keeps before a write rewrites it canonically (compaction): a quarter
     /// of its canonical lines, and never fewer than 16. A read of a file with
-    /// appended lines decodes all of it and applies them by key; below this
-    /// bound that costs a load less than one rewrite costs a write
-    /// (docs/performance.md, "Compaction").
+    /// appended lines decodes all of it and applies them by key, and its
+    /// bytes grow by a line per edit: the bound keeps both within a quarter
+    /// of the file, while 16 lets a small channel take two or three change
+    /// logs between rewrites. (Not yet tuned by measurement: issue 33.)
     static func compactionBound(canonicalLines: Int) -> Int {
         max(16, canonicalLines / 4)
     }
