@@ -55,6 +55,45 @@ import Testing
         #expect(try fresh.verify().first { $0.path.hasPrefix("messages/") }?.records == 2)
     }
 
+    @Test func aChangeLogIntoAChannelMemoryEvictedIsAppendedWithoutReadingTheFile() async throws {
+        // Given a channel on disk whose records memory let go (a memory limit this small keeps only its summary)
+        var configuration = Configuration()
+        configuration.memoryLimit = 1_200
+        let cache = try Cache(directory: folder.url, configuration: configuration)
+        try await cache.messages.replace(Fixtures.messages(3), in: url)
+        try await cache.flush()
+
+        // When a change log comes while every read of a file fails
+        FaultInjection.arm(.init(operation: .read, pathPrefix: folder.url.path, code: .EIO))
+        defer { FaultInjection.disarm(below: folder.url.path) }
+        try await cache.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [3, 99], in: url)
+        try await cache.flush()
+        FaultInjection.disarm(below: folder.url.path)
+
+        // Then its lines were appended all the same: an upsert, and a deletion for each id (the file was not read to
+        // know which it holds), each deletion the id's 8 bytes, little-endian
+        let found = try lines()
+        #expect(found.count == 6 && found[3].hasPrefix("*"))
+        #expect(found[4] == "-AwAAAAAAAAA=" && found[5] == "-YwAAAAAAAAA=")
+        let expected = [Fixtures.message(1, at: 1_000), Self.edited(2)]
+        #expect(try await cache.messages.load(in: url) == expected)
+        #expect(try await Cache(directory: folder.url).messages.load(in: url) == expected)
+    }
+
+    @Test func anEvictedChannelThatMightPassItsLimitIsReadFirst() async throws {
+        // Given a channel of 3 at its limit of 3, evicted from memory
+        var configuration = Configuration(maxMessagesPerChannel: 3)
+        configuration.memoryLimit = 1_200
+        let cache = try Cache(directory: folder.url, configuration: configuration)
+        try await cache.messages.replace(Fixtures.messages(3), in: url)
+        try await cache.flush()
+        // When a change log's upsert might add a record (the file is not known to hold it), the file is read
+        FaultInjection.arm(.init(operation: .read, pathPrefix: folder.url.path, code: .EIO))
+        defer { FaultInjection.disarm(below: folder.url.path) }
+        try await cache.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [], in: url)
+        await #expect(throws: FlatCacheError.self) { try await cache.flush() }
+    }
+
     @Test func theSameChangeLogTwiceAppendsNothingTheSecondTime() throws {
         try Self.writeEdits(into: folder.url)
         let before = try Data(contentsOf: dataFile)

@@ -54,7 +54,9 @@ extension FlushCrashTests {
         // Canonical lines, then appended ones (format 2): the records they leave.
         guard let found = try? RecordLines.decode(whole, sealer: nil, fileName: name),
             let canonical = try? found.records.map({ try ChatMessage(serializedData: $0) }),
-            let appended = try? found.appended.map({ ($0.kind, try ChatMessage(serializedData: $0.record)) }),
+            let appended = try? found.appended.map({ line throws -> AppendedMerge.Line<ChatMessage> in
+                line.kind == .upsert ? .upsert(try ChatMessage(serializedData: line.record)) : .deletion(line.record, line: 0)
+            }),
             let lines = try? AppendedMerge.records(canonical, appended: appended)
         else {
             tally.tornFiles += 1

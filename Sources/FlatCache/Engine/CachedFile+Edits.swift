@@ -18,7 +18,7 @@ extension CachedFile {
             guard let edit = change.edit, let found = edit(records) else { return nil }
             var dropped = 0
             guard let next = change.applied(to: records, current: nil, dropped: &dropped), dropped == 0 else { return nil }
-            for line in found { lines.append(AppendedLine(kind: line.kind, record: line.bytes)) }
+            lines += found
             records = next
         }
         if lines.isEmpty {
@@ -33,6 +33,34 @@ extension CachedFile {
         else { return nil }
         installing = (records, 0)
         installingIsFile = true
+        return staged
+    }
+}
+
+extension CachedFile {
+    /// Appends the lines of `changes` (``Change/blindEdit``) to a file memory
+    /// keeps only the end of (`count` records at most, the last `last`, read
+    /// or written with `tail`), without reading it: when every change has
+    /// them, the file can take as many more records as they add without
+    /// passing the retention limit (so retention leaves nothing out and shows
+    /// nothing it had left out), and the lines stay within the compaction bound.
+    /// `nil` (nothing written) otherwise: the file is then read.
+    func stageBlindEdits(
+        _ changes: [Change<R>], count: Int, last: R?, tail: RecordFile.Tail, rule: AppendRule<R>
+    ) throws(FlatCacheError) -> RecordFile.StagedWrite? {
+        var lines = [AppendedLine]()
+        var adds = 0
+        for change in changes {
+            guard !change.replacesAll, let blind = change.blindEdit else { return nil }
+            lines += blind.lines
+            adds += blind.adds
+        }
+        let canonical = tail.lineCount - tail.appendedLines
+        guard !lines.isEmpty, count <= rule.limit - adds,
+            tail.appendedLines + lines.count <= AppendedEdits.compactionBound(canonicalLines: canonical),
+            let staged = try file.stageAppend(lines, after: tail)
+        else { return nil }
+        appendingBlind = (count + adds, last)
         return staged
     }
 }

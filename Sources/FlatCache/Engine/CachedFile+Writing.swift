@@ -35,19 +35,22 @@ extension CachedFile {
 
     /// The work of ``stage(in:)`` (specialized with ``staging(in:)``).
     private func stageChanges(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
-        let (changes, added, known) = engine.locked { () -> ([Change<R>], (records: [R], lines: [Data])?, Base) in
+        let (changes, added, known, evicted) = engine.locked {
+            () -> ([Change<R>], (records: [R], lines: [Data])?, Base, (count: Int, last: R?, tail: RecordFile.Tail)?) in
             writing = pending
             pending = []
             let added = Self.appended(writing)
+            var evicted: (count: Int, last: R?, tail: RecordFile.Tail)?
+            if case .summary(let count, let last, let tail) = disk { evicted = (count, last, tail) }
             if case .viewPrefix(let count, let tail) = disk, added != nil, let rule, case .some(let records?) = view {
                 if diskIDs == nil { diskIDs = rule.ids(records, count) }
-                return (writing, added, .end(count: count, last: count > 0 ? records[count - 1] : nil, ids: diskIDs!, tail: tail))
+                return (writing, added, .end(count: count, last: count > 0 ? records[count - 1] : nil, ids: diskIDs!, tail: tail), nil)
             }
             if case .summary(let count, let last, let tail) = disk, added != nil, let ids = diskIDs {
-                return (writing, added, .end(count: count, last: last, ids: ids, tail: tail))
+                return (writing, added, .end(count: count, last: last, ids: ids, tail: tail), evicted)
             }
-            guard let (records, tail) = diskRecords else { return (writing, added, .unknown) }
-            return (writing, added, .records(records, tail: tail, ids: diskIDs))
+            guard let (records, tail) = diskRecords else { return (writing, added, .unknown, evicted) }
+            return (writing, added, .records(records, tail: tail, ids: diskIDs), nil)
         }
         guard !changes.isEmpty else { return .noChanges }
         // New records after the last, on a file whose end memory knows: the append itself checks the
@@ -58,6 +61,12 @@ extension CachedFile {
         {
             (installing, appending) = ((nil, 0), (staged.count, added.records, nil))
             return .write(staged.write)
+        }
+        // Edits of a file memory keeps only the end of: their lines appended without reading it (format 2).
+        if let rule, let evicted, try file.sidecarStamp() == evicted.tail.sidecarStamp,
+            let staged = try stageBlindEdits(changes, count: evicted.count, last: evicted.last, tail: evicted.tail, rule: rule)
+        {
+            return .write(staged)
         }
         let stamps = try file.stamps()
         var base = Base.unknown
@@ -122,6 +131,9 @@ extension CachedFile {
     func finish(tail: RecordFile.Tail?) {
         if let (onDiskCount, added, read) = appending, let tail {
             finishAppend(onDiskCount: onDiskCount, added: added, read: read, tail: tail)
+        } else if let blind = appendingBlind, let tail {
+            setDisk(.summary(count: blind.count, last: blind.last, tail: tail))
+            setView(.none, extendsDisk: false)
         } else {
             let records = installing.records
             if let tail, let records, tail.lineCount == records.count || installingIsFile {
@@ -134,6 +146,7 @@ extension CachedFile {
         writing = []
         installing = (nil, 0)
         installingIsFile = false
+        appendingBlind = nil
         appending = nil
         updateCost()
     }
@@ -149,6 +162,7 @@ extension CachedFile {
         setView(.none, extendsDisk: false)
         installing = (nil, 0)
         installingIsFile = false
+        appendingBlind = nil
         appending = nil
         updateCost()
     }

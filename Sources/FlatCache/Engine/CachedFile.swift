@@ -44,6 +44,10 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// Whether `installing` holds the file's records as read back, though its
     /// lines are more than its records (appended edits, format 2).
     var installingIsFile = false
+    /// For a write that appends edits to a file whose records memory does
+    /// not hold: at most how many records the file holds after it, and the
+    /// last record before it (see ``Disk/summary(count:last:tail:)``).
+    var appendingBlind: (count: Int, last: R?)?
     /// For a write that appends: how many records were on disk before it,
     /// those it added, and the records before it when the write had to read
     /// them (what memory knew was out of date).
@@ -59,6 +63,9 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         /// What is left once the records are evicted: enough to append to
         /// the file without reading it (`count` records ending with `last`,
         /// their ids in `diskIDs`), a small fraction of the records' memory.
+        /// Once the file has appended lines (format 2, `tail.appendedLines`
+        /// above 0), `count` is only at most how many records it holds, and
+        /// `last` the last before them: new records then take appended lines.
         case summary(count: Int, last: R?, tail: RecordFile.Tail)
     }
 

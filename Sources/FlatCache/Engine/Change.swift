@@ -15,11 +15,18 @@ struct Change<R: CacheRecord>: Sendable {
     var appended: (records: [R], lines: [Data])?
     /// When the change edits or deletes records (format 2): the lines that,
     /// appended to a file holding `records`, make it read as the change's
-    /// result, each with its record (a deletion's is the record it deletes)
-    /// and that record's bytes; `nil` when the change must rewrite the file.
-    /// A write appends them instead of rewriting the channel when the change
-    /// leaves out nothing by retention (``AppendedEdits``).
-    var edit: (@Sendable (_ records: [R]) -> [(kind: AppendedLine.Kind, record: R, bytes: Data)]?)?
+    /// result; `nil` when the change must rewrite the file. A write appends
+    /// them instead of rewriting the channel when the change leaves out
+    /// nothing by retention (``CachedFile/stageEdits(_:onDisk:tail:rule:)``).
+    var edit: (@Sendable (_ records: [R]) -> [AppendedLine]?)?
+    /// The same change's lines for a file whose records memory no longer
+    /// holds (evicted): every upsert's line, whether or not the file holds
+    /// that record already, and a deletion line for every id; with how many
+    /// records the change may add at most (its upserts). A write appends
+    /// them without reading the file when that many more still fit under
+    /// the retention limit (then retention leaves nothing out, whatever the
+    /// file holds): a change log costs the size of its changes, not of the channel.
+    var blindEdit: (lines: [AppendedLine], adds: Int)?
     /// When the change replaces everything with records worked out as it
     /// was made (``apply`` returns them whatever it is given): their bytes,
     /// serialized then, so that a write of them as they are (not rebased over
@@ -100,6 +107,8 @@ struct Change<R: CacheRecord>: Sendable {
 struct AppendRule<R: CacheRecord>: Sendable {
     /// The most records a file may hold after an append (the limit plus its slack).
     let capacity: Int
+    /// The retention limit: how many records a load shows.
+    var limit = Int.max
     /// A key for the record's id, unique within a file: equal ids give equal
     /// keys. For messages it is the id's hash, so two ids may share a key;
     /// that only makes an append look like a repeat and take the exact path.

@@ -5,8 +5,9 @@ import Foundation
 ///
 /// Its first byte says which, and is one no Base64 line starts with, so a
 /// reader tells it from a canonical line by that byte alone; the rest of the
-/// line is the record in Base64, as a canonical line holds it (sealed, in an
-/// encrypted folder, with the kind in its associated data).
+/// line is the record (a deletion: the message id) in Base64, as a canonical
+/// line holds a record (sealed, in an encrypted folder, with the kind in its
+/// associated data).
 struct AppendedLine: Sendable, Equatable {
     /// What an appended line does.
     enum Kind: UInt8, Sendable {
@@ -20,7 +21,7 @@ struct AppendedLine: Sendable, Equatable {
     }
 
     let kind: Kind
-    /// The record's bytes (opened, in an encrypted folder).
+    /// An upsert's record bytes, or the id a deletion names (``MessageIDBytes``); opened, in an encrypted folder.
     let record: Data
 }
 

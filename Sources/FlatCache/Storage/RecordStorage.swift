@@ -253,13 +253,18 @@ struct RecordStorage: Sendable {
     func decode<R: CacheRecord>(_ lines: FileLines, as type: R.Type) throws(Corruption) -> [R] {
         let records = try decode(lines.records, as: type)
         guard !lines.appended.isEmpty else { return records }
-        var appended = [(kind: AppendedLine.Kind, record: R)]()
+        var appended = [AppendedMerge.Line<R>]()
         appended.reserveCapacity(lines.appended.count)
         for (index, line) in lines.appended.enumerated() {
+            let number = records.count + index + 1
+            guard line.kind == .upsert else {
+                appended.append(.deletion(line.record, line: number))
+                continue
+            }
             do {
-                appended.append((line.kind, try R(serializedData: line.record)))
+                appended.append(.upsert(try R(serializedData: line.record)))
             } catch {
-                throw .undecodableRecord(line: records.count + index + 1, reason: "\(error)")
+                throw .undecodableRecord(line: number, reason: "\(error)")
             }
         }
         return try AppendedMerge.records(records, appended: appended)

@@ -9,9 +9,11 @@ extension MessageStore {
         let (sum, overflow) = maxPerChannel.addingReportingOverflow(Self.slack(forLimit: maxPerChannel))
         let capacity = overflow ? Int.max : sum
         // The id's hash: two ids that collide only make an append take the slow, exact path.
-        return AppendRule(
+        var rule = AppendRule<Message>(
             capacity: capacity, id: { Self.idKey($0.messageID) }, ids: { Self.idKeys(of: $0, count: $1) },
             precedes: { CanonicalOrder.precedes($0, $1) })
+        rule.limit = maxPerChannel
+        return rule
     }
 
     /// What a save of `messages` changes: an upsert per channel (see ``upserts(_:)``),
@@ -99,7 +101,7 @@ extension MessageStore {
                 return kept
             })
             change.appended = (ordered, lines)
-            change.edit = Self.edit(upserting: ordered, lines: lines, deleting: [], storage: storage)
+            Self.makeAppendable(&change, upserting: ordered, lines: lines, deleting: [], storage: storage)
             change.voidsAttachment = voided
             changes.append((file, change))
         }
@@ -152,7 +154,7 @@ extension MessageStore {
             }
             return base == nil && kept.isEmpty ? nil : kept
         }, replacesAll: fresh)
-        if !fresh { change.edit = Self.edit(upserting: changed, lines: lines, deleting: deleted, storage: storage) }
+        if !fresh { Self.makeAppendable(&change, upserting: changed, lines: lines, deleting: deleted, storage: storage) }
         change.voidsAttachment = voided
         return change
     }
