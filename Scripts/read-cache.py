@@ -161,8 +161,8 @@ def read_data_file(path, keys=PLAIN):
         raise Damaged("no final newline")
     records = []
     for line in data.split(b"\n")[:-1]:
-        # An appended line: "*" (upsert) or "-" (deletion), then a record's Base64;
-        # appended lines come after every canonical line.
+        # An appended line: "*" (upsert) then a record's Base64, or "-" (deletion)
+        # then a message id's Base64; appended lines come after every canonical line.
         mark = line[:1] if line[:1] in (b"*", b"-") else None
         if mark is not None:
             line = line[1:]
@@ -275,17 +275,22 @@ def decode_all(records, decode):
 def messages_applied(records, appended=()):
     """A message file's records: its canonical lines' messages, then each
     appended line applied in file order by messageID (an upsert replaces or
-    adds, a deletion removes); with appended lines, in canonical order."""
+    adds, a deletion removes, or does nothing when the id is not held); with
+    appended lines, in canonical order. A deletion's payload is the message
+    id, not a record: for ChatMessage its 8 bytes little-endian (two's
+    complement); any other length is damage."""
     messages = decode_all(records, message)
     if not appended:
         return messages  # as the file holds them
     by_id = {m["messageID"]: m for m in messages}
     for kind, raw in appended:
-        m = decode_all([raw], message)[0]
         if kind == b"*":
+            m = decode_all([raw], message)[0]
             by_id[m["messageID"]] = m
         else:
-            by_id.pop(m["messageID"], None)
+            if len(raw) != 8:
+                raise Damaged("a deletion's message id is not 8 bytes")
+            by_id.pop(int.from_bytes(raw, "little", signed=True), None)
     return sorted(by_id.values(), key=lambda m: (m["createdAt"], m["messageID"]))
 
 
@@ -420,8 +425,8 @@ def main():
 
     def load(relative, decode, appends=False):
         """`decode` of the file's canonical records, and of its appended lines
-        when it has some: only a message file of a format 2 folder (`appends`)
-        may; in any other an appended line is damage."""
+        when it has some: only a message file (`appends`) may, whatever the
+        folder's marker says; in any other file an appended line is damage."""
         try:
             lines = read_data_file(os.path.join(root, relative), keys)
             if lines is None:
