@@ -63,6 +63,7 @@ extension FlushCrashTests {
             Issue.record("messages/\(name) matches its sidecar but does not decode")
             return
         }
+        if !found.appended.isEmpty { tally.filesWithAppendedLines += 1 }
         if lines.count > Self.limit { tally.filesOverTheLimit += 1 }
         #expect(lines.count <= Self.limit + Self.slack, "messages/\(name) holds \(lines.count) records")
     }

@@ -22,6 +22,8 @@ import Testing
     /// The helper's `maxMessagesPerChannel`: its append channels pass it, into the slack and to compaction.
     static let limit = 16
     static var slack: Int { MessageStore<ChatMessage>.slack(forLimit: limit) }
+    /// The memory limit of every other run: a few summaries, few records.
+    static let smallMemory = 3_000
 
     /// What one campaign saw.
     struct Tally: CustomStringConvertible {
@@ -47,6 +49,8 @@ import Testing
         var sidecarsWithoutData = 0
         var temporaryFiles = 0
         var damagedFiles = 0
+        /// Message files found with appended lines (format 2: edits, deletions, older messages).
+        var filesWithAppendedLines = 0
         var seconds = 0.0
 
         var description: String {
@@ -60,7 +64,7 @@ import Testing
                 + "\(filesChecked) files checked, \(tornFiles) torn, \(filesOverTheLimit) over the limit within the slack, "
                 + "\(appendsCutShort) appends cut short, \(replacesCutBetweenRenames) replaces cut between the renames, "
                 + "\(sidecarsWithoutData) sidecars without data (a removal cut short), \(temporaryFiles) temporary files, "
-                + "\(damagedFiles) damaged files reported"
+                + "\(damagedFiles) damaged files reported, \(filesWithAppendedLines) files with appended lines"
         }
     }
 
@@ -79,7 +83,10 @@ import Testing
             let errors = folder.appending("errors-\(round)")
             let process = Process()
             process.executableURL = ProcessTests.helper
-            process.arguments = ["flush-churn", cacheFolder.path, "\(round + 1)", durability, "\(Self.limit)"]
+            // Every other run with a memory tier too small for the records: edits then go to files memory
+            // keeps only a summary of, appended without reading them (format 2).
+            let limits = round.isMultiple(of: 2) ? "\(Self.limit)" : "\(Self.limit):\(Self.smallMemory)"
+            process.arguments = ["flush-churn", cacheFolder.path, "\(round + 1)", durability, limits]
             let outputHandle = try Self.newFile(output)
             let errorHandle = try Self.newFile(errors)
             process.standardOutput = outputHandle
@@ -118,6 +125,7 @@ import Testing
         // The campaign tried what it is about: flushes, and files in their slack.
         #expect(tally.flushes > 0 && tally.flushedMessagesChecked > 0)
         #expect(tally.filesOverTheLimit > 0 || Self.kills < 20)
+        #expect(tally.filesWithAppendedLines > 0 || Self.kills < 20)
     }
 
     /// Waits (up to 10 seconds) until `process` has ended, polling, so that no thread blocks meanwhile.

@@ -44,10 +44,10 @@ enum FlushChurn {
     static let maxOperations = 50_000
 
     /// Runs the churn on a task and parks the main thread; exits when done or failed.
-    static func start(folder: URL, seed: UInt64, durability: Durability, limit: Int) -> Never {
+    static func start(folder: URL, seed: UInt64, durability: Durability, limit: Int, memoryLimit: Int?) -> Never {
         Task.detached {
             do {
-                try await run(folder: folder, seed: seed, durability: durability, limit: limit)
+                try await run(folder: folder, seed: seed, durability: durability, limit: limit, memoryLimit: memoryLimit)
                 exit(0)
             } catch {
                 fail("flush-churn: \(error)", status: 1)
@@ -56,9 +56,10 @@ enum FlushChurn {
         dispatchMain()
     }
 
-    static func run(folder: URL, seed: UInt64, durability: Durability, limit: Int) async throws {
-        let cache = try ChatCache(
-            directory: folder, configuration: Configuration(maxMessagesPerChannel: limit, durability: durability))
+    static func run(folder: URL, seed: UInt64, durability: Durability, limit: Int, memoryLimit: Int?) async throws {
+        var configuration = Configuration(maxMessagesPerChannel: limit, durability: durability)
+        if let memoryLimit { configuration.memoryLimit = memoryLimit }
+        let cache = try ChatCache(directory: folder, configuration: configuration)
         var random = XorShift(seed: seed)
         func next(_ bound: Int) -> Int { random.next(bound) }
         // New messages of this run are newer than every earlier run's (the seed grows by one per run).

@@ -13,7 +13,7 @@ import Foundation
 // Every message it writes is `CrashRecords.message(channel:id:version:)`, so a
 // checker can tell a saved record from anything else.
 //
-// `flatcache-test-helper flush-churn <folder> <seed> <atomic|synchronized> <limit>`
+// `flatcache-test-helper flush-churn <folder> <seed> <atomic|synchronized> <limit>[:<memory limit>]`
 // saves on 6 channels through the `async` API, writing behind, with
 // `maxMessagesPerChannel` `limit`, and calls `flush()` now and then, until
 // killed: it prints each operation before it starts and `flushed <count>`
@@ -183,11 +183,16 @@ do {
             }
         }
     case "flush-churn":
-        guard let seed = UInt64(arguments[3]), let limit = Int(arguments[5]), limit >= 1 else {
+        // `<limit>` or `<limit>:<memory limit in bytes>` (a small memory tier keeps only summaries of most channels).
+        let limits = arguments[5].split(separator: ":").map { Int($0) }
+        guard let seed = UInt64(arguments[3]), let limit = limits.first ?? nil, limit >= 1,
+            limits.count == 1 || (limits.count == 2 && (limits[1] ?? -1) >= 0)
+        else {
             fail("bad seed or limit", status: 2)
         }
         FlushChurn.start(
-            folder: folder, seed: seed, durability: arguments[4] == "synchronized" ? .synchronized : .atomic, limit: limit)
+            folder: folder, seed: seed, durability: arguments[4] == "synchronized" ? .synchronized : .atomic, limit: limit,
+            memoryLimit: limits.count == 2 ? limits[1] : nil)
     case "outbox-churn":
         guard let run = Int(arguments[4]), let count = Int(arguments[5]), run >= 0, count >= 0 else {
             fail("bad run or count", status: 2)
