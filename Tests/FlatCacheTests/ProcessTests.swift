@@ -14,10 +14,10 @@ import Testing
     /// The helper executable, built beside the test bundle.
     static var helper: URL { Executables.url("flatcache-test-helper") }
 
-    func run(worker: Int, count: Int) throws -> Process {
+    func run(_ command: String = "upsert", worker: Int, count: Int) throws -> Process {
         let process = Process()
         process.executableURL = Self.helper
-        process.arguments = ["upsert", folder.url.path, "\(worker)", "\(count)"]
+        process.arguments = [command, folder.url.path, "\(worker)", "\(count)"]
         try process.run()
         return process
     }
@@ -40,5 +40,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.appending("quarantine").path))
         // and the folder holds only the cache's own files
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == ["format", "messages", "records"])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func twoProcessesAppendingEditsToOneFileLoseNothing() throws {
+        // Given two processes that save messages into one channel, then edit or delete each with a change log
+        // of its own, flushed each time: both append lines to one file (format 2), one of them to a file it
+        // keeps only a summary of
+        _ = try ChatCache(directory: folder.url)
+        let count = 60
+        let processes = try [run("edit", worker: 1, count: count), run("edit", worker: 2, count: count)]
+        for process in processes { process.waitUntilExit() }
+        #expect(processes.map(\.terminationStatus) == [0, 0])
+
+        // Then every edit and every deletion of both is there, nothing else
+        let cache = try ChatCache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: 100_000))
+        let shared = try cache.messages.blocking.load(in: "shared")
+        var expected = [Int64: String]()
+        for worker in 1...2 {
+            for index in 1...count where index % 3 != 0 { expected[Int64(worker * 100_000 + index)] = "edited by \(worker)" }
+        }
+        #expect(shared.count == expected.count)
+        #expect(Dictionary(uniqueKeysWithValues: shared.map { ($0.messageID, $0.text) }) == expected)
+        #expect(!FileManager.default.fileExists(atPath: folder.appending("quarantine").path))
+        #expect(try cache.blocking.verify().allSatisfy(\.isValid))
     }
 }

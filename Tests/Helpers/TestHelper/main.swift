@@ -8,6 +8,10 @@ import Foundation
 // loading "shared" after every save. Exit status 0 when done, 3 when a load
 // came back empty (a file taken for corrupt).
 //
+// `flatcache-test-helper edit <folder> <worker> <count>` saves `count` messages
+// into "shared", then edits or deletes each with a change log of its own,
+// flushed each time: two workers append to one file (format 2).
+//
 // `flatcache-test-helper churn <folder> <seed> <atomic|synchronized>` saves,
 // replaces, applies change logs and removes, on 8 channels, until killed.
 // Every message it writes is `CrashRecords.message(channel:id:version:)`, so a
@@ -157,6 +161,34 @@ do {
                 fail("worker \(worker): 'shared' read as empty after save \(index)", status: 3)
             }
         }
+    case "edit":
+        // Saves `count` messages into "shared", then one change log per message through the `async` API:
+        // every third deleted, the others edited, each flushed (appended lines, format 2). Worker 2 keeps
+        // only summaries in memory, so its edits go to a file it does not hold, which worker 1 changes meanwhile.
+        guard let worker = Int(arguments[3]), let count = Int(arguments[4]) else { fail("bad numbers", status: 2) }
+        var configuration = Configuration(maxMessagesPerChannel: 100_000)
+        if worker == 2 { configuration.memoryLimit = 2_000 }
+        let cache = try ChatCache(directory: folder, configuration: configuration)
+        Task.detached {
+            do {
+                for index in 1...count {
+                    let id = Int64(worker * 100_000 + index)
+                    try await cache.messages.save([ChatMessage(messageID: id, channelURL: "shared", createdAt: id, text: "from \(worker)")])
+                }
+                try await cache.flush()
+                for index in 1...count {
+                    let id = Int64(worker * 100_000 + index)
+                    let edited = ChatMessage(messageID: id, channelURL: "shared", createdAt: id, text: "edited by \(worker)")
+                    try await cache.messages.applyChangeLog(
+                        updated: index % 3 == 0 ? [] : [edited], deletedMessageIDs: index % 3 == 0 ? [id] : [], in: "shared")
+                    try await cache.flush()
+                }
+                exit(0)
+            } catch {
+                fail("edit: \(error)", status: 1)
+            }
+        }
+        dispatchMain()
     case "churn":
         guard let seed = UInt64(arguments[3]) else { fail("bad seed", status: 2) }
         let durability: Durability = arguments[4] == "synchronized" ? .synchronized : .atomic
