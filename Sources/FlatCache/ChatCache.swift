@@ -92,7 +92,18 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
             isReadOnly: !writable,
             quarantine: layout.quarantine, logger: configuration.logger, onDamagedFile: configuration.onDamagedFile,
             locks: LockStripes.shared(forFolder: layout.root, lockFilePath: layout.formatMarkerPath),
-            formatUpgrade: writable ? try FormatUpgrade.needed(layout, synchronized: synchronized) : nil)
+            formatUpgrade: writable ? try FormatUpgrade.needed(layout, synchronized: synchronized) : nil,
+            journal: writable ? Journal(root: layout.root) : nil)
+        // What a power cut took from a synchronized flush's appends is put back before anything reads.
+        if let journal = storage.journal, try FileSystem.stamp(at: journal.path).map({ $0.size > 0 }) == true {
+            let replay = try storage.locks.withAllLocks { () throws(FlatCacheError) in try journal.replay() }
+            if replay.appendsRestored + replay.sidecarsRestored > 0 {
+                configuration.logger.notice(
+                    "FlatCache put back appends a power cut took, from its journal",
+                    metadata: ["directory": "\(directory.path)", "appends": "\(replay.appendsRestored)",
+                               "sidecars": "\(replay.sidecarsRestored)"])
+            }
+        }
         self.directory = directory
         self.configuration = configuration
         self.layout = layout
@@ -196,6 +207,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         engine.policy.usage.forget(engine.policy.usage.all.keys)
         try FileSystem.removeItem(at: layout.messagesDirectory)
         try FileSystem.removeItem(at: layout.quarantine.directory)
+        // What it names is gone: left, a replay could write old lines into a new file.
+        try FileSystem.removeItem(at: layout.journalPath)
     }
 }
 

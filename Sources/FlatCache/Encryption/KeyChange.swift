@@ -198,6 +198,8 @@ enum KeyChange {
         try FileSystem.removeItem(at: target.quarantine.directory)
         try removeTemporaryFiles(in: target.root)
         try removeTemporaryFiles(in: target.messagesDirectory)
+        // Every file it names was rewritten, and its bytes are under the old key (or plain).
+        try FileSystem.removeItem(at: target.journalPath)
     }
 
     /// Which side's key the data file at `path` is under, and its records;

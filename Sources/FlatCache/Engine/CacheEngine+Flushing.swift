@@ -27,6 +27,7 @@ extension CacheEngine {
     func closeNow() throws(FlatCacheError) -> SaveResult {
         let result = try flushNow()
         policy.persistUsage()
+        if storage.synchronized { try storage.checkpointJournal() }
         return result
     }
 
@@ -79,9 +80,19 @@ extension CacheEngine {
     func write(_ targets: [any EngineFile], keepingChangesOnFailure: Bool) -> [WriteReport] {
         guard !targets.isEmpty else { return [] }
         do {
-            return try storage.withLocks(targets.map(\.file)) { () throws(FlatCacheError) in
+            let reports = try storage.withLocks(targets.map(\.file)) { () throws(FlatCacheError) in
                 writeLocked(targets, keepingChangesOnFailure: keepingChangesOnFailure)
             }
+            // Past its size, the journal is checkpointed now, holding every lock; a failure leaves it for the next.
+            if storage.synchronized, storage.journal?.needsCheckpoint == true {
+                do {
+                    try storage.checkpointJournal()
+                } catch {
+                    storage.logger.error("FlatCache could not checkpoint its journal; it stays, and is replayed at the next open",
+                                         metadata: ["error": "\(error)"])
+                }
+            }
+            return reports
         } catch {
             // The locks could not be taken: nothing was staged, and every change waiting was part of this write.
             let failures = Array(repeating: Result<StagedStep, FlatCacheError>.failure(error), count: targets.count)

@@ -24,7 +24,10 @@ extension CacheEngine {
             steps[index] = Result { () throws(FlatCacheError) in try targets[index].stage(in: self) }
             dropped[index] = targets[index].droppedInWrite
         }
-        if storage.synchronized { synchronizeStaged(steps) }
+        if storage.synchronized {
+            synchronizeStaged(steps)
+            journal(steps)
+        }
         commit(steps, files: targets.map(\.file))
         if storage.synchronized { synchronizeCommitted(steps) }
         return settle(targets, steps, dropped: dropped, keepingChangesOnFailure: keepingChangesOnFailure, staged: true)
@@ -74,9 +77,10 @@ extension CacheEngine {
         return reports
     }
 
+    /// Syncs what the staged writes put in temporary files, and the appends the journal does not take.
     private func synchronizeStaged(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {
         BlockingWork.forEach(steps.all.count, width: 8) { index in
-            guard case .success(.write(let staged)) = steps[index] else { return }
+            guard case .success(.write(let staged)) = steps[index], self.storage.journaled(staged) == nil else { return }
             do throws(FlatCacheError) {
                 try staged.file.synchronize(staged)
             } catch {
@@ -107,7 +111,28 @@ extension CacheEngine {
         }
     }
 
-    /// Syncs the sidecars appends wrote in place, and once each folder where files were renamed.
+    /// Makes the staged appends durable with one journal entry and one `fsync`
+    /// (group commit, ``Journal``), before any of their sidecars is written.
+    /// When the journal cannot be written, those appends fail: their lines
+    /// stay unconfirmed, as an append cut short leaves them.
+    private func journal(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {
+        guard let journal = storage.journal else { return }
+        var indices = [Int]()
+        var appends = [Journal.Append]()
+        for (index, step) in steps.all.enumerated() {
+            guard case .success(.write(let staged)) = step, let append = storage.journaled(staged) else { continue }
+            indices.append(index)
+            appends.append(append)
+        }
+        do throws(FlatCacheError) {
+            try journal.record(appends)
+        } catch {
+            for index in indices { steps[index] = .failure(error) }
+        }
+    }
+
+    /// Syncs the sidecars appends wrote in place (those the journal did not take), and once each
+    /// folder where files were renamed.
     private func synchronizeCommitted(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {
         var folders = [String: [Int]]()
         var sidecars = [Int]()
@@ -115,7 +140,7 @@ extension CacheEngine {
             guard case .success(.write(let staged)) = step else { continue }
             switch staged.kind {
             case .unchanged: break
-            case .append: sidecars.append(index)
+            case .append: if storage.journaled(staged) == nil { sidecars.append(index) }
             case .replace: folders[FileSystem.parent(of: staged.file.path), default: []].append(index)
             }
         }

@@ -46,11 +46,14 @@ struct CacheLayout: Sendable {
     /// The names FlatCache itself puts at the root, besides the marker.
     var ownNames: Set<String> {
         let files = [channelsFile, usersFile, usageFile, outboxFile].map(\.name) + ["channels.continuity"]
-        return Set(files + files.map { $0 + ".sha256" } + ["records", "rekey", "preloaded", "messages", "quarantine"])
+        return Set(files + files.map { $0 + ".sha256" } + ["records", "rekey", "preloaded", "journal", "messages", "quarantine"])
     }
 
     /// The format marker file.
     var formatMarkerPath: String { root + "/format" }
+
+    /// The journal of synchronized flushes (format 2, see ``Journal``).
+    var journalPath: String { root + "/journal" }
 
     /// The file naming the preloaded bundle the folder was seeded from (see ``Preload``).
     var preloadedPath: String { root + "/preloaded" }

@@ -64,6 +64,32 @@ extension FileSystem {
         guard ftruncate(descriptor, off_t(size)) == 0 else { throw failure(.write, path, errno) }
     }
 
+    /// Appends `data` to the file at `path` (created when missing) in one
+    /// write under an exclusive `flock` of it, then flushes it to the disk:
+    /// for the journal, which writers of several threads and processes append to.
+    static func appendSynchronized(_ data: Data, to path: String) throws(FlatCacheError) {
+        if let code = injectedFailure(.open, path) { throw failure(.open, path, code) }
+        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) })
+        else { throw failure(.open, path, errno) }
+        defer { _ = close(descriptor) }
+        guard retryingOnInterrupt({ flock(descriptor, LOCK_EX) }) != nil else { throw failure(.open, path, errno) }
+        try writeAll(data, to: descriptor, path: path)
+        if let code = injectedFailure(.sync, path) { throw failure(.sync, path, code) }
+        guard synchronize(descriptor) == 0 else { throw failure(.sync, path, errno) }
+    }
+
+    /// Writes `data` into the file at `path` at `offset`, in place (a journal's replay).
+    static func writeFile(_ data: Data, at path: String, offset: Int) throws(FlatCacheError) {
+        if let code = injectedFailure(.open, path) { throw failure(.open, path, code) }
+        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
+            throw failure(.open, path, errno)
+        }
+        defer { _ = close(descriptor) }
+        if let code = injectedFailure(.write, path) { throw failure(.write, path, code) }
+        let written = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+        guard written == data.count else { throw failure(.write, path, written < 0 ? errno : EIO) }
+    }
+
     /// Flushes the file at `path` to the disk (see ``synchronize(_:)``, through a new descriptor).
     static func synchronizeFile(at path: String) throws(FlatCacheError) {
         if let code = injectedFailure(.sync, path) { throw failure(.sync, path, code) }

@@ -21,6 +21,8 @@ extension RecordFile {
         /// How many bytes the write puts in the folder (a replace: the new
         /// files' sizes; an append: its lines), for the size limit.
         var bytesWritten = 0
+        /// For an append: where it went and what it wrote, as the journal names it.
+        var appended: (inode: UInt64, offset: Int, before: SHA256Digest, bytes: Data, after: SHA256Digest)?
 
         /// What the write did, as a save reports it.
         var outcome: WriteOutcome {
@@ -107,7 +109,9 @@ extension RecordFile {
         let grown = Tail(
             stamp: stamp, sidecarStamp: nil, hasher: hasher, lineCount: tail.lineCount + lines,
             appendedLines: tail.appendedLines + appended)
-        return StagedWrite(file: self, kind: .append(sidecar: sidecar), tail: grown, bytesWritten: body.count)
+        var staged = StagedWrite(file: self, kind: .append(sidecar: sidecar), tail: grown, bytesWritten: body.count)
+        staged.appended = (tail.stamp.inode, tail.stamp.size, tail.hasher.finalize(), body, hasher.finalize())
+        return staged
     }
 
     /// Flushes what ``stageReplace(_:)`` or ``stageAppend(_:after:)`` wrote to the disk.

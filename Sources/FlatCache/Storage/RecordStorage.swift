@@ -26,6 +26,24 @@ struct RecordStorage: Sendable {
     let locks: LockStripes
     /// What marks a format-1 folder as format 2 at its first write; `nil` for a format-2 folder.
     var formatUpgrade: FormatUpgrade? = nil
+    /// The folder's journal, through which a synchronized flush's appends are made durable; `nil` read-only.
+    var journal: Journal? = nil
+
+    /// The journal's entry for `staged`, when it is an append the journal makes durable: one to a file
+    /// that held bytes before it (an append to an empty file is synced as before).
+    func journaled(_ staged: RecordFile.StagedWrite) -> Journal.Append? {
+        guard journal != nil, synchronized, case .append = staged.kind, let appended = staged.appended, appended.offset > 0
+        else { return nil }
+        return Journal.Append(
+            file: relative(staged.file.path), inode: appended.inode, offset: appended.offset, before: appended.before,
+            bytes: appended.bytes, after: appended.after)
+    }
+
+    /// Checkpoints the journal (``Journal/checkpoint()``) holding every lock; nothing without one.
+    func checkpointJournal() throws(FlatCacheError) {
+        guard let journal else { return }
+        try locks.withAllLocks { () throws(FlatCacheError) in try journal.checkpoint() }
+    }
 
     /// The records in `file`; `[]` when it is missing or damaged (then reported and, unless read-only, moved aside).
     func read<R: CacheRecord>(_ file: RecordFile, as type: R.Type) throws(FlatCacheError) -> [R] {
