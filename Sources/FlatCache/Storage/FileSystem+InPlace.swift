@@ -23,6 +23,7 @@ extension FileSystem {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
         guard info.st_mode & S_IFMT == S_IFREG, FileStamp(info) == expected else { return nil }
+        note(.willChangeContent, path)
         try writeAll(data, to: descriptor, path: path)
         guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
         closed = true
@@ -36,8 +37,12 @@ extension FileSystem {
     @discardableResult
     static func overwriteFile(at path: String, with data: Data) throws(FlatCacheError) -> FileStamp {
         if let code = injectedFailure(.open, path) { throw failure(.open, path, code) }
+        let creating = (try? stamp(at: path)) == .some(nil)
+        if creating { note(.willChangeBinding, path) }
+        note(.willChangeContent, path)
         guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644) })
         else { throw failure(.open, path, errno) }
+        if creating { note(.created, path) }
         var closed = false
         defer { if !closed { _ = close(descriptor) } }
         var info = stat()
@@ -57,10 +62,12 @@ extension FileSystem {
 
     /// Cuts the regular file at `path` to its first `size` bytes.
     static func truncateFile(at path: String, to size: Int) throws(FlatCacheError) {
+        if let code = injectedFailure(.write, path) { throw failure(.write, path, code) }
         guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else {
             throw failure(.open, path, errno)
         }
         defer { _ = close(descriptor) }
+        note(.willChangeContent, path)
         guard ftruncate(descriptor, off_t(size)) == 0 else { throw failure(.write, path, errno) }
     }
 
@@ -69,13 +76,20 @@ extension FileSystem {
     /// for the journal, which writers of several threads and processes append to.
     static func appendSynchronized(_ data: Data, to path: String) throws(FlatCacheError) {
         if let code = injectedFailure(.open, path) { throw failure(.open, path, code) }
+        let creating = try stamp(at: path) == nil
+        if creating { note(.willChangeBinding, path) }
         guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) })
         else { throw failure(.open, path, errno) }
         defer { _ = close(descriptor) }
+        if creating { note(.created, path) }
         guard retryingOnInterrupt({ flock(descriptor, LOCK_EX) }) != nil else { throw failure(.open, path, errno) }
+        note(.willChangeContent, path)
         try writeAll(data, to: descriptor, path: path)
         if let code = injectedFailure(.sync, path) { throw failure(.sync, path, code) }
         guard synchronize(descriptor) == 0 else { throw failure(.sync, path, errno) }
+        note(.synchronized, path)
+        // A journal made now is durable only once its folder names it.
+        if creating { try synchronizeDirectory(at: parent(of: path)) }
     }
 
     /// Writes `data` into the file at `path` at `offset`, in place (a journal's replay).
@@ -86,6 +100,7 @@ extension FileSystem {
         }
         defer { _ = close(descriptor) }
         if let code = injectedFailure(.write, path) { throw failure(.write, path, code) }
+        note(.willChangeContent, path)
         let written = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
         guard written == data.count else { throw failure(.write, path, written < 0 ? errno : EIO) }
     }
@@ -98,5 +113,6 @@ extension FileSystem {
         }
         defer { _ = close(descriptor) }
         guard synchronize(descriptor) == 0 else { throw failure(.sync, path, errno) }
+        note(.synchronized, path)
     }
 }

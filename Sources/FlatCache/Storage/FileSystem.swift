@@ -145,6 +145,8 @@ enum FileSystem {
             }
             for (temporary, file) in zip(written, files) {
                 if let code = injectedFailure(.rename, file.path) { throw failure(.rename, file.path, code) }
+                note(.willChangeBinding, temporary)
+                note(.willChangeBinding, file.path)
                 guard rename(temporary, file.path) == 0 else { throw failure(.rename, file.path, errno) }
             }
         } catch {
@@ -159,6 +161,8 @@ enum FileSystem {
         let temporary = temporaryPath(for: path)
         let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW
         if let code = injectedFailure(.open, temporary) { throw failure(.open, temporary, code) }
+        note(.willChangeBinding, temporary)
+        note(.willChangeContent, temporary)
         var opened = retryingOnInterrupt { open(temporary, flags, 0o644) }
         if opened == nil, errno == ENOENT {
             // The folder is gone (first write, or removed from outside): recreate it.
@@ -166,11 +170,13 @@ enum FileSystem {
             opened = retryingOnInterrupt { open(temporary, flags, 0o644) }
         }
         guard let descriptor = opened else { throw failure(.open, temporary, errno) }
+        note(.created, temporary)
         do throws(FlatCacheError) {
             try writeAll(data, to: descriptor, path: temporary)
             if synchronized {
                 if let code = injectedFailure(.sync, temporary) { throw failure(.sync, temporary, code) }
                 if synchronize(descriptor) != 0 { throw failure(.sync, temporary, errno) }
+                note(.synchronized, temporary)
             }
         } catch {
             _ = close(descriptor)
@@ -209,6 +215,7 @@ enum FileSystem {
     /// Removes the file at `path`; a file that is already gone is fine.
     static func removeFile(at path: String) throws(FlatCacheError) {
         if let code = injectedFailure(.remove, path) { throw failure(.remove, path, code) }
+        note(.willChangeBinding, path)
         guard unlink(path) == 0 || errno == ENOENT else { throw failure(.remove, path, errno) }
     }
 
@@ -229,6 +236,8 @@ enum FileSystem {
     /// Moves the file at `source` to `destination` (same file system), replacing nothing.
     static func moveFile(at source: String, to destination: String) throws(FlatCacheError) {
         if let code = injectedFailure(.rename, destination) { throw failure(.rename, destination, code) }
+        note(.willChangeBinding, source)
+        note(.willChangeBinding, destination)
         guard rename(source, destination) == 0 else { throw failure(.rename, source, errno) }
     }
 
@@ -294,10 +303,30 @@ enum FileSystem {
     @inline(__always)
     static func injectedFailure(_ operation: FlatCacheError.FileOperation, _ path: String) -> Int32? {
         #if FLATCACHE_FAULTS
-        FaultInjection.failure(operation, path)
+        PowerCut.failure(path) ?? FaultInjection.failure(operation, path)
         #else
         nil
         #endif
+    }
+
+    /// What a simulated power cut must know (`PowerCut`, debug builds only): a
+    /// change to come, or an `fsync` done; a release build calls nothing.
+    @inline(__always)
+    static func note(_ event: PowerCutEvent, _ path: String) {
+        #if FLATCACHE_FAULTS
+        switch event {
+        case .willChangeContent: PowerCut.willChangeContent(path)
+        case .willChangeBinding: PowerCut.willChangeBinding(path)
+        case .created: PowerCut.created(path)
+        case .synchronized: PowerCut.synchronized(path)
+        case .synchronizedFolder: PowerCut.synchronizedFolder(path)
+        }
+        #endif
+    }
+
+    /// See ``note(_:_:)``.
+    enum PowerCutEvent {
+        case willChangeContent, willChangeBinding, created, synchronized, synchronizedFolder
     }
 
     /// The most bytes a test lets one `write` call on `path` take (`FaultInjection`,
@@ -337,6 +366,7 @@ enum FileSystem {
         guard let descriptor else { throw failure(.open, path, errno) }
         defer { _ = close(descriptor) }
         guard synchronizeFolder(descriptor) == 0 else { throw failure(.sync, path, errno) }
+        note(.synchronizedFolder, path)
     }
 
     /// Runs `call` again while it fails with `EINTR`; `nil` when it fails otherwise (see `errno`).
