@@ -291,12 +291,15 @@ public enum Durability: Sendable, Hashable {
     /// Rename only. Survives an app crash; after a power loss a recent write
     /// may be lost and read as a cache miss. The fast choice for a cache.
     case atomic
-    /// `fsync` each file before its rename and the folder after it, so a
-    /// returned write survives a power loss too. On Apple platforms that is
-    /// `fcntl(F_FULLFSYNC)`, which also flushes the drive's own cache (plain
-    /// `fsync` there does not), falling back to `fsync` on a file system
-    /// that refuses it; on Linux and Android, `fdatasync` for files. Costs
-    /// about half a millisecond per file on a typical Linux disk, more with
-    /// `F_FULLFSYNC`.
+    /// A returned write survives a power loss too: a rewritten file is
+    /// `fsync`ed before its rename and the folder after it; the lines a flush
+    /// appends (new messages, edits, deletions) are made durable together by
+    /// one entry in the folder's journal and one `fsync` of it, which the
+    /// next writable open replays after a power loss (docs/format.md, "The
+    /// journal"). On Apple platforms a sync is `fcntl(F_FULLFSYNC)`, which
+    /// also flushes the drive's own cache (plain `fsync` there does not),
+    /// falling back to `fsync` on a file system that refuses it; on Linux and
+    /// Android, `fdatasync` for files. A sync costs about half a millisecond
+    /// on a typical Linux disk, more with `F_FULLFSYNC`.
     case synchronized
 }

@@ -31,6 +31,14 @@ struct Report {
         (.pagesCold, 1.5), (.pagesWarm, 0.1), (.openList, 0.5), (.loadAgain, 0.05),
     ]
 
+    /// Issue 33's targets (format 2), FlatCache / SQLite (GRDB) on every
+    /// workload run: time, by durability, and bytes written (either durability,
+    /// the durable rows' figures).
+    static let formatTwoTargets: [(Operation, durable: Bool, Double)] = [
+        (.changeLog, false, 1.0), (.changeLog, true, 1.5), (.upsert, true, 1.0), (.burst, true, 0.3),
+    ]
+    static let formatTwoByteTargets: [(Operation, Double)] = [(.changeLog, 2.0), (.upsert, 2.0)]
+
     /// Peak RSS loading every channel of L, FlatCache / SQLite (GRDB).
     static let peakMemoryTarget = 2.0
 
@@ -46,6 +54,22 @@ struct Report {
                 targets.append(Target(
                     text: "\(name): \(operation.rawValue)\(suffix), FlatCache / SQLite (GRDB) <= \(limit)",
                     measured: mine / theirs, limit: limit, atLeast: false))
+            }
+            for (operation, durable, limit) in Self.formatTwoTargets {
+                guard let row = result.timings[.init(operation: operation, durable: durable)],
+                    let mine = row[.flatCache]?.median, let theirs = row[.sqlite]?.median
+                else { continue }
+                targets.append(Target(
+                    text: "\(name): \(operation.rawValue), durability \(durable ? "on" : "off"), FlatCache / SQLite (GRDB) <= \(limit)",
+                    measured: mine / theirs, limit: limit, atLeast: false))
+            }
+            for (operation, limit) in Self.formatTwoByteTargets {
+                guard let row = result.timings[.init(operation: operation, durable: true)],
+                    let mine = row[.flatCache]?.medianBytesWritten, let theirs = row[.sqlite]?.medianBytesWritten, theirs > 0
+                else { continue }
+                targets.append(Target(
+                    text: "\(name): bytes written, \(operation.rawValue), durability on, FlatCache / SQLite (GRDB) <= \(limit)",
+                    measured: Double(mine) / Double(theirs), limit: limit, atLeast: false))
             }
             if name == "L", let mine = result.memory[.flatCache]?.peak, let theirs = result.memory[.sqlite]?.peak, theirs > 0 {
                 targets.append(Target(
