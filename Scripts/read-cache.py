@@ -3,7 +3,7 @@
 docs/format.md alone, with no FlatCache code: the check that the page is
 enough to write a reader without guessing. Prints one JSON object:
 
-  {"channels": [url, ...], "users": [id, ...],
+  {"channels": [url, ...], "users": [id, ...],   # appended lines applied
    "messages": {"<key>": [id, ...]},          # the newest N, oldest first, appended lines applied
    "continuity": {"<key>": {"ranges": [[lo, hi], ...], "token": str|null}},  # when something is known
    "channelsToken": str|null, "usage": {"<key>": [saved, used]},
@@ -162,7 +162,7 @@ def read_data_file(path, keys=PLAIN):
     records = []
     for line in data.split(b"\n")[:-1]:
         # An appended line: "*" (upsert) then a record's Base64, or "-" (deletion)
-        # then a message id's Base64; appended lines come after every canonical line.
+        # then a key's Base64; appended lines come after every canonical line.
         mark = line[:1] if line[:1] in (b"*", b"-") else None
         if mark is not None:
             line = line[1:]
@@ -272,26 +272,64 @@ def decode_all(records, decode):
     return out
 
 
-def messages_applied(records, appended=()):
-    """A message file's records: its canonical lines' messages, then each
-    appended line applied in file order by messageID (an upsert replaces or
-    adds, a deletion removes, or does nothing when the id is not held); with
-    appended lines, in canonical order. A deletion's payload is the message
-    id, not a record: for ChatMessage its 8 bytes little-endian (two's
-    complement); any other length is damage."""
-    messages = decode_all(records, message)
+def applied(records, appended, decode, key, deleted, order):
+    """A file's records: its canonical lines' records, then each appended line
+    applied in file order by key (an upsert replaces or adds, a deletion
+    removes, or does nothing when the key is not held); with appended lines,
+    in canonical order (`order`, a sort key). A deletion's payload is a key,
+    not a record: `deleted` gives the key it names, or raises Damaged."""
+    decoded = decode_all(records, decode)
     if not appended:
-        return messages  # as the file holds them
-    by_id = {m["messageID"]: m for m in messages}
+        return decoded  # as the file holds them
+    by_key = {key(x): x for x in decoded}
     for kind, raw in appended:
         if kind == b"*":
-            m = decode_all([raw], message)[0]
-            by_id[m["messageID"]] = m
+            x = decode_all([raw], decode)[0]
+            by_key[key(x)] = x
         else:
-            if len(raw) != 8:
-                raise Damaged("a deletion's message id is not 8 bytes")
-            by_id.pop(int.from_bytes(raw, "little", signed=True), None)
-    return sorted(by_id.values(), key=lambda m: (m["createdAt"], m["messageID"]))
+            by_key.pop(deleted(raw), None)
+    return sorted(by_key.values(), key=order)
+
+
+def deleted_message_id(raw):
+    """For ChatMessage, the id's 8 bytes little-endian (two's complement);
+    any other length is damage."""
+    if len(raw) != 8:
+        raise Damaged("a deletion's message id is not 8 bytes")
+    return int.from_bytes(raw, "little", signed=True)
+
+
+def deleted_string(raw):
+    """A channel URL's or user id's UTF-8 bytes, not empty: compared as bytes."""
+    if not raw:
+        raise Damaged("a deletion's key is empty")
+    try:
+        raw.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise Damaged("a deletion's key is not UTF-8")
+    return raw
+
+
+def messages_applied(records, appended=()):
+    """A message file's records, by messageID, in createdAt then messageID order."""
+    return applied(records, appended, message, lambda m: m["messageID"], deleted_message_id,
+                   lambda m: (m["createdAt"], m["messageID"]))
+
+
+def channels_applied(records, appended=()):
+    """channels.lines' records, by channelURL's UTF-8 bytes; in order key
+    descending (the last message's createdAt when there is one, else the
+    channel's), then channelURL ascending by UTF-8 bytes."""
+    def order_key(c):
+        return c["lastMessage"]["createdAt"] if "lastMessage" in c else c["createdAt"]
+    return applied(records, appended, channel, lambda c: c["channelURL"].encode(), deleted_string,
+                   lambda c: (-order_key(c), c["channelURL"].encode()))
+
+
+def users_applied(records, appended=()):
+    """users.lines' records, by userID's UTF-8 bytes, in that order."""
+    return applied(records, appended, user, lambda u: u["userID"].encode(), deleted_string,
+                   lambda u: u["userID"].encode())
 
 
 def continuity(records):
@@ -425,8 +463,9 @@ def main():
 
     def load(relative, decode, appends=False):
         """`decode` of the file's canonical records, and of its appended lines
-        when it has some: only a message file (`appends`) may, whatever the
-        folder's marker says; in any other file an appended line is damage."""
+        when it has some: only message files, channels.lines and users.lines
+        (`appends`) may, whatever the folder's marker says; in any other file
+        (outbox.lines, usage.lines, continuity files) an appended line is damage."""
         try:
             lines = read_data_file(os.path.join(root, relative), keys)
             if lines is None:
@@ -442,12 +481,12 @@ def main():
             out["damaged"].append(relative)
             return None
 
-    channels = load("channels.lines", lambda rs: decode_all(rs, channel))
+    channels = load("channels.lines", channels_applied, appends=True)
     out["channels"] = [c["channelURL"] for c in channels or []]
     if channels is not None:
         token = load("channels.continuity", continuity)
         out["channelsToken"] = token[1] if token else None
-    out["users"] = [u["userID"] for u in load("users.lines", lambda rs: decode_all(rs, user)) or []]
+    out["users"] = [u["userID"] for u in load("users.lines", users_applied, appends=True) or []]
     def usage_record(r):
         # Version 1 is 49 bytes; version 2 adds the message file's inode, size
         # and modification time (24 bytes, 73 in all). Any other length is damage.

@@ -33,9 +33,10 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         public let path: String
         /// What it holds.
         public let role: Role
-        /// How many lines it holds: its records, and in a message file of
-        /// format 2 its appended lines too (an edit or a deletion is a line
-        /// until compaction; the summary decodes no record to apply them).
+        /// How many lines it holds: its records, and in a message, channel
+        /// or user file of format 2 its appended lines too (an edit or a
+        /// deletion is a line until compaction; the summary decodes no record
+        /// to apply them).
         /// 0 when it is damaged.
         public let records: Int
         /// The data file's size in bytes.
@@ -123,7 +124,7 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
             let problem: String?
             switch contents {
             case .missing: return
-            case .records(let lines) where lines.appended.isEmpty || role == .messages: (records, problem) = (lines.lineCount, nil)
+            case .records(let lines) where lines.appended.isEmpty || role != .outbox: (records, problem) = (lines.lineCount, nil)
             case .records: (records, problem) = (0, Corruption.appendedLinesNotAllowed.description)
             case .corrupt(let corruption): (records, problem) = (0, corruption.description)
             }
@@ -182,7 +183,7 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         let verification = FolderVerification(
             storage: storage, layout: layout, count: { role, lines throws(Corruption) in
                 // Without the record types, a message file's appended lines are counted as lines, not applied.
-                guard lines.appended.isEmpty || role == .messages else { throw .appendedLinesNotAllowed }
+                guard lines.appended.isEmpty || role != .outbox else { throw .appendedLinesNotAllowed }
                 return lines.lineCount
             }, typed: false,
             sealedWithoutKey: recorded?.keyID != nil)

@@ -68,7 +68,7 @@ extension ChatCache {
             engine.forgetAll()
             try KeyChange.run(
                 from: layout, to: layout.sealed(by: sealer), storage: storage, recordTypes: Self.recordTypes,
-                Message.self, Channel.self)
+                Message.self, Channel.self, User.self)
         }
         var changed = configuration
         changed.encryption = encryption

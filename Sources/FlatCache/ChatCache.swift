@@ -157,7 +157,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
             // A key change a crash cut short is finished first (toward this cache's key).
             if try KeyChange.isUnderWay(layout) {
                 try KeyChange.finish(
-                    layout, directory: directory, storage: storage, recordTypes: requested, Message.self, Channel.self)
+                    layout, directory: directory, storage: storage, recordTypes: requested, Message.self, Channel.self,
+                    User.self)
             }
             try checkEncryption(layout, directory: directory)
             switch try RecordTypesFile.readContents(layout) {

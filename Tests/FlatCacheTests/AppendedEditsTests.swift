@@ -192,4 +192,43 @@ import Testing
         try? FileManager.default.removeItem(at: folder.appending("plain/usage.lines"))
         try GoldenFolder.assertMatches(folder.appending("sealed"), golden: "appended-edits-sealed")
     }
+
+    @Test func aChannelSaveAndARemovalAreAppendedToTheChannelList() throws {
+        // Given a channel list of two on disk
+        let cache = try Cache(directory: folder.url)
+        try cache.channels.blocking.replace(with: [
+            Fixtures.channel("plans", lastMessageAt: 3_000), Fixtures.channel("trip", lastMessageAt: 2_000),
+        ])
+        let file = folder.appending("channels.lines")
+        let inode = try GoldenTests.inode(file)
+
+        // When trip gets a newer last message, and plans is removed
+        try cache.channels.blocking.save([Fixtures.channel("trip", lastMessageAt: 9_000)])
+        try cache.channels.blocking.remove(channelURL: "plans")
+
+        // Then the same file took a `*` line and a `-` line naming plans (its URL's UTF-8)
+        #expect(try GoldenTests.inode(file) == inode)
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 4 && lines[2].hasPrefix("*") && lines[3] == "-cGxhbnM=")
+        // and every reader sees trip alone, with its new last message
+        let fresh = try Cache(directory: folder.url)
+        #expect(try fresh.channels.blocking.load() == [Fixtures.channel("trip", lastMessageAt: 9_000)])
+        #expect(try fresh.blocking.verify().allSatisfy(\.isValid))
+    }
+
+    @Test func aUserSaveAndARemovalAreAppendedToTheUserList() throws {
+        let cache = try Cache(directory: folder.url)
+        let zoe = ChatUser(userID: "zoe", nickname: "Zoë", profileURL: "")
+        _ = try cache.users.blocking.save([Fixtures.mina, zoe])
+        let file = folder.appending("users.lines")
+        let inode = try GoldenTests.inode(file)
+        var renamed = Fixtures.mina
+        renamed.nickname = "Mina P."
+        _ = try cache.users.blocking.save([renamed])
+        try cache.users.blocking.remove(userIDs: ["zoe"])
+        #expect(try GoldenTests.inode(file) == inode)
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 4 && lines[2].hasPrefix("*") && lines[3] == "-em9l")
+        #expect(try Cache(directory: folder.url).users.blocking.load() == [renamed])
+    }
 }

@@ -148,6 +148,35 @@ struct IndependentReaderTests {
         #expect(try python(root, keeping: 200).damaged == ["usage.lines"])
     }
 
+    /// channels.lines and users.lines as FlatCache appends to them (format 2):
+    /// an upsert that moves a channel to the top, a channel's removal, a
+    /// user's upsert and removal, plain and sealed, read the same.
+    @Test func appendedChannelAndUserLinesReadTheSame() throws {
+        for key in [nil, EncryptedGoldenTests.key] {
+            let root = folder.appending(key == nil ? "plain" : "sealed")
+            var configuration = Configuration()
+            configuration.encryption = key.map { .aes256gcm(key: $0) }
+            let cache = try Cache(directory: root, configuration: configuration)
+            try cache.channels.blocking.replace(with: [
+                Fixtures.channel("trip", lastMessageAt: 3_000), Fixtures.channel("cafe", lastMessageAt: 2_000),
+                Fixtures.channel("plans", lastMessageAt: 1_000),
+            ])
+            try cache.users.blocking.save([Fixtures.mina, ChatUser(userID: "ana", nickname: "Ana"), ChatUser(userID: "Zoe", nickname: "Zoe")])
+            // Appended: plans moves to the top, trip goes, bob comes, ana goes.
+            try cache.channels.blocking.save([Fixtures.channel("plans", lastMessageAt: 9_000)])
+            try cache.channels.blocking.remove(channelURL: "trip")
+            try cache.users.blocking.save([ChatUser(userID: "bob", nickname: "Bob")])
+            try cache.users.blocking.remove(userIDs: ["ana"])
+            for file in ["channels.lines", "users.lines"] {
+                let found = try lines(file, in: root)
+                #expect(found.contains { $0.hasPrefix("*") } && found.contains { $0.hasPrefix("-") }, "\(file): \(found)")
+            }
+            let read = try python(root, keeping: 200, key: key)
+            #expect(read.channels == ["plans", "cafe"] && read.users == ["Zoe", "bob", "mina"] && read.damaged.isEmpty, "\(read)")
+            try expectSameReading(root, keeping: 200, key: key)
+        }
+    }
+
     // MARK: - outbox.lines
 
     /// What a reader makes of `outbox.lines`: the entries still in the outbox, in queue order.

@@ -65,9 +65,9 @@ enum KeyChange {
 
     /// Changes the folder of `source` (under its sealer) to `target`'s sealer,
     /// all the way. Call holding every lock, with nothing waiting in memory.
-    static func run<Message: MessageRecord, Channel: ChannelRecord>(
+    static func run<Message: MessageRecord, Channel: ChannelRecord, User: UserRecord>(
         from source: CacheLayout, to target: CacheLayout, storage: RecordStorage, recordTypes: RecordTypes,
-        _ message: Message.Type, _ channel: Channel.Type
+        _ message: Message.Type, _ channel: Channel.Type, _ user: User.Type
     ) throws(FlatCacheError) {
         var state = State(from: source.sealer?.keyID, to: target.sealer?.keyID)
         if let old = source.sealer, let new = target.sealer {
@@ -75,7 +75,7 @@ enum KeyChange {
             state.toKey = wrap(new.key, under: old)
         }
         try FileSystem.replaceFile(at: target.keyChangePath, with: contents(state), synchronized: storage.synchronized)
-        try convert(from: source, to: target, storage: storage, Message.self, Channel.self)
+        try convert(from: source, to: target, storage: storage, Message.self, Channel.self, User.self)
         try RecordTypesFile.write(recordTypes, target, synchronized: storage.synchronized)
         try FileSystem.removeFile(at: target.keyChangePath)
         if storage.synchronized { try FileSystem.synchronizeDirectory(at: target.root) }
@@ -90,15 +90,15 @@ enum KeyChange {
     ///   (opened without a key), ``FlatCacheError/wrongEncryptionKey(directory:keyID:given:)``
     ///   for a key that is neither, ``FlatCacheError/unreadableKeyChange(_:)``
     ///   for a `rekey` file not in its form; each before any file is touched.
-    static func finish<Message: MessageRecord, Channel: ChannelRecord>(
+    static func finish<Message: MessageRecord, Channel: ChannelRecord, User: UserRecord>(
         _ layout: CacheLayout, directory: URL, storage: RecordStorage, recordTypes: RecordTypes,
-        _ message: Message.Type, _ channel: Channel.Type
+        _ message: Message.Type, _ channel: Channel.Type, _ user: User.Type
     ) throws(FlatCacheError) {
         let other = try otherSide(of: layout, directory: directory)
         storage.logger.notice(
             "FlatCache is finishing a key change a crash cut short",
             metadata: ["directory": "\(layout.root)", "toward": "\(layout.sealer?.keyID ?? "plain")"])
-        try convert(from: other, to: layout, storage: storage, Message.self, Channel.self)
+        try convert(from: other, to: layout, storage: storage, Message.self, Channel.self, User.self)
         try RecordTypesFile.write(recordTypes, layout, synchronized: storage.synchronized)
         try FileSystem.removeFile(at: layout.keyChangePath)
         if storage.synchronized { try FileSystem.synchronizeDirectory(at: layout.root) }
@@ -143,22 +143,16 @@ enum KeyChange {
 
     /// Rewrites every data file that is under `source`'s key (or plain) under
     /// `target`'s, renaming message files; files already under `target` stay.
-    private static func convert<Message: MessageRecord, Channel: ChannelRecord>(
+    private static func convert<Message: MessageRecord, Channel: ChannelRecord, User: UserRecord>(
         from source: CacheLayout, to target: CacheLayout, storage: RecordStorage,
-        _ message: Message.Type, _ channel: Channel.Type
+        _ message: Message.Type, _ channel: Channel.Type, _ user: User.Type
     ) throws(FlatCacheError) {
         let sides = [target, source]
         var renamed = [String: String]()
         var channels: KnownChannels?  // found when a file has no messages to name its channel
         for file in try target.messageFiles() {
             let found = try classify(file.path, sides, storage: storage) { lines throws(Corruption) in
-                guard !lines.appended.isEmpty else { return lines.records }
-                let records = try storage.decode(lines, as: Message.self)
-                do throws(FlatCacheError) {
-                    return try storage.serialize(records)
-                } catch {
-                    throw .undecodableRecord(line: 1, reason: "\(error)")
-                }
+                try canonical(lines, as: Message.self, storage: storage)
             }
             guard let (side, lines) = found else { continue }
             let url: String?
@@ -190,7 +184,14 @@ enum KeyChange {
         }
         try removeOrphanedContinuity(target)
         for file in [target.channelsFile, target.channelsContinuityFile, target.usersFile, target.outboxFile] {
-            guard let (side, lines) = try classify(file.path, sides, storage: storage), side.sealer != target.sealer else { continue }
+            let found = try classify(file.path, sides, storage: storage) { lines throws(Corruption) in
+                switch file.path {
+                case target.channelsFile.path: try canonical(lines, as: Channel.self, storage: storage)
+                case target.usersFile.path: try canonical(lines, as: User.self, storage: storage)
+                default: try noneAppended(lines)
+                }
+            }
+            guard let (side, lines) = found, side.sealer != target.sealer else { continue }
             _ = try file.write(lines, synchronized: storage.synchronized)
         }
         try convertUsage(from: source, to: target, renamed: renamed, storage: storage)
@@ -211,10 +212,7 @@ enum KeyChange {
     ///   written as canonical lines; any other file with appended lines is damaged.
     private static func classify(
         _ path: String, _ sides: [CacheLayout], storage: RecordStorage,
-        canonical: (FileLines) throws(Corruption) -> [Data] = { lines throws(Corruption) in
-            guard lines.appended.isEmpty else { throw .appendedLinesNotAllowed }
-            return lines.records
-        }
+        canonical: (FileLines) throws(Corruption) -> [Data] = noneAppended
     ) throws(FlatCacheError) -> (CacheLayout, [Data])? {
         let ordered = sides.filter { $0.sealer != nil } + sides.filter { $0.sealer == nil }
         var problem = Corruption.unsealable(line: 1)
@@ -240,6 +238,25 @@ enum KeyChange {
         return nil
     }
 
+    /// The records of `lines`, canonical: those their appended lines (format 2) leave, serialized again.
+    private static func canonical<R: CacheRecord>(
+        _ lines: FileLines, as type: R.Type, storage: RecordStorage
+    ) throws(Corruption) -> [Data] {
+        guard !lines.appended.isEmpty else { return lines.records }
+        let records = try storage.decode(lines, as: R.self)
+        do throws(FlatCacheError) {
+            return try storage.serialize(records)
+        } catch {
+            throw .undecodableRecord(line: 1, reason: "\(error)")
+        }
+    }
+
+    /// The lines of a file that never holds appended lines; one that does is damaged.
+    private static func noneAppended(_ lines: FileLines) throws(Corruption) -> [Data] {
+        guard lines.appended.isEmpty else { throw .appendedLinesNotAllowed }
+        return lines.records
+    }
+
     /// The channel URLs the channel list names, by their message file's name
     /// under each side: for channels cached with no messages.
     private struct KnownChannels {
@@ -249,7 +266,10 @@ enum KeyChange {
         init<Channel: ChannelRecord>(
             _ source: CacheLayout, _ target: CacheLayout, storage: RecordStorage, _ channel: Channel.Type
         ) throws(FlatCacheError) {
-            guard let (_, lines) = try classify(target.channelsFile.path, [target, source], storage: storage) else { return }
+            let found = try classify(target.channelsFile.path, [target, source], storage: storage) { lines throws(Corruption) in
+                try canonical(lines, as: Channel.self, storage: storage)
+            }
+            guard let (_, lines) = found else { return }
             for line in lines {
                 guard let url = try? Channel(serializedData: line).channelURL, !url.isEmpty else { continue }
                 underSource[source.fileKey(forChannel: url) + ".lines"] = url

@@ -6,11 +6,12 @@ extension CachedFile {
     /// Appends the lines of `changes` to the file holding `onDisk` (as read
     /// with `tail`), when each change can say them (``Change/edit``), none
     /// leaves a record out by retention, and the file stays within its
-    /// capacity and ``AppendedEdits/compactionBound(canonicalLines:)``;
+    /// `capacity` (a message file's limit plus slack) and
+    /// ``AppendedEdits/compactionBound(canonicalLines:)``;
     /// `nil` (nothing written) otherwise: the file is then rewritten
     /// canonically, which is also what compacts it.
     func stageEdits(
-        _ changes: ArraySlice<Change<R>>, onDisk: [R], tail: RecordFile.Tail, rule: AppendRule<R>
+        _ changes: ArraySlice<Change<R>>, onDisk: [R], tail: RecordFile.Tail, capacity: Int
     ) throws(FlatCacheError) -> RecordFile.StagedWrite? {
         var records = onDisk
         var lines = [AppendedLine]()
@@ -27,7 +28,7 @@ extension CachedFile {
             return RecordFile.StagedWrite(file: file, kind: .unchanged, tail: tail)
         }
         let canonical = tail.lineCount - tail.appendedLines
-        guard records.count <= rule.capacity,
+        guard records.count <= capacity,
             tail.appendedLines + lines.count <= AppendedEdits.compactionBound(canonicalLines: canonical),
             let staged = try file.stageAppend(lines, after: tail)
         else { return nil }

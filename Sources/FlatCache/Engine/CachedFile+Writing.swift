@@ -106,8 +106,8 @@ extension CachedFile {
             }
         }
         // Edits and deletions: their lines appended, when the file is known as it is now (format 2).
-        if let rule, start == 0, !changes[0].replacesAll, let onDisk, let tail = base.tail,
-            let staged = try stageEdits(changes[...], onDisk: onDisk, tail: tail, rule: rule)
+        if start == 0, !changes[0].replacesAll, let onDisk, let tail = base.tail,
+            let staged = try stageEdits(changes[...], onDisk: onDisk, tail: tail, capacity: rule?.capacity ?? .max)
         {
             return .write(staged)
         }

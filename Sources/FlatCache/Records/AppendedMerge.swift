@@ -1,10 +1,12 @@
 import Foundation
 
 /// What a data file's appended lines (format 2) make of its canonical
-/// records: per message id, the last line wins (a record, or its deletion),
-/// and the records left come in canonical order (docs/format.md, "Appended lines").
+/// records: per key (a message id; a channel URL's or user id's UTF-8
+/// bytes), the last line wins (a record, or its deletion), and the records
+/// left come in canonical order (docs/format.md, "Appended lines").
 ///
-/// Only message files hold appended lines; in any other file they make it damaged.
+/// Message files, `channels.lines` and `users.lines` hold appended lines; in
+/// any other file they make it damaged.
 enum AppendedMerge {
     /// An appended line, read: an upsert's record, or the id bytes a deletion names.
     enum Line<R> {
@@ -16,12 +18,49 @@ enum AppendedMerge {
     /// `canonical` (a file's canonical records, in file order) with `appended` applied in order.
     ///
     /// - Throws: ``Corruption/appendedLinesNotAllowed`` for records other
-    ///   than messages, ``Corruption/undecodableRecord(line:reason:)`` for a
-    ///   deletion whose bytes are not a message id of the record's id type.
+    ///   than messages, channels and users, ``Corruption/undecodableRecord(line:reason:)``
+    ///   for a deletion whose bytes are not a key of the record's type.
     static func records<R: CacheRecord>(_ canonical: [R], appended: [Line<R>]) throws(Corruption) -> [R] {
         guard !appended.isEmpty else { return canonical }
-        guard let type = R.self as? any MessageRecord.Type else { throw .appendedLinesNotAllowed }
-        return try messages(type, canonical, appended)
+        if let type = R.self as? any MessageRecord.Type { return try messages(type, canonical, appended) }
+        if let type = R.self as? any ChannelRecord.Type { return try channels(type, canonical, appended) }
+        if let type = R.self as? any UserRecord.Type { return try users(type, canonical, appended) }
+        throw .appendedLinesNotAllowed
+    }
+
+    private static func channels<R: CacheRecord, C: ChannelRecord>(
+        _: C.Type, _ canonical: [R], _ appended: [Line<R>]
+    ) throws(Corruption) -> [R] {
+        let lines = try keyed(appended, key: { (record: C) in RecordKey(record.channelURL) })
+        return CanonicalOrder.channels(merge(canonical as! [C], lines, key: { RecordKey($0.channelURL) })) as! [R]
+    }
+
+    private static func users<R: CacheRecord, U: UserRecord>(
+        _: U.Type, _ canonical: [R], _ appended: [Line<R>]
+    ) throws(Corruption) -> [R] {
+        let lines = try keyed(appended, key: { (record: U) in RecordKey(record.userID) })
+        return CanonicalOrder.users(merge(canonical as! [U], lines, key: { RecordKey($0.userID) })) as! [R]
+    }
+
+    /// `appended` with each line's key: a record's by `key`, a deletion's from its bytes, a
+    /// channel URL's or user id's UTF-8 (not empty).
+    private static func keyed<R, T>(
+        _ appended: [Line<R>], key: (T) -> RecordKey
+    ) throws(Corruption) -> [(kind: AppendedLine.Kind, key: RecordKey, record: T?)] {
+        var lines = [(kind: AppendedLine.Kind, key: RecordKey, record: T?)]()
+        for line in appended {
+            switch line {
+            case .upsert(let record):
+                let typed = record as! T
+                lines.append((.upsert, key(typed), typed))
+            case .deletion(let bytes, let number):
+                guard !bytes.isEmpty, let string = String(bytes: bytes, encoding: .utf8) else {
+                    throw .undecodableRecord(line: number, reason: "a deletion's \(bytes.count) bytes are not a UTF-8 key")
+                }
+                lines.append((.deletion, RecordKey(string), nil))
+            }
+        }
+        return lines
     }
 
     private static func messages<R: CacheRecord, M: MessageRecord>(

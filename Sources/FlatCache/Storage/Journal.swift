@@ -23,7 +23,7 @@ final class Journal: Sendable {
     /// The size past which a flush checkpoints after writing (see ``needsCheckpoint``).
     let checkpointSize: Int
 
-    init(root: String, checkpointSize: Int = 4 << 20) {
+    init(root: String, checkpointSize: Int = 32 << 20) {
         self.root = root
         path = root + "/journal"
         self.checkpointSize = checkpointSize

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The cached group channels, all in one file, newest last message first.
 ///
 /// Get it from ``ChatCache/channels``. Open channels are never cached: they
@@ -136,10 +138,15 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     // MARK: - Changes
 
     func upsert(_ groups: [Channel]) throws(FlatCacheError) -> Change<Channel> {
-        _ = try storage.serialize(groups)  // before anything changes
-        return Change(apply: { cached, _ in
+        let lines = try storage.serialize(groups)  // before anything changes
+        var change = Change<Channel>(apply: { cached, _ in
             CanonicalOrder.channels(groups.upserted(into: cached ?? [], by: { RecordKey($0.channelURL) }))
         })
+        let storage = storage
+        change.makeAppendable(
+            upserts: zip(groups, lines).map { (RecordKey($0.0.channelURL), $0.1) }, deletions: [],
+            key: { RecordKey($0.channelURL) }, serialize: { try? storage.serialize([$0]).first })
+        return change
     }
 
     func replacement(_ groups: [Channel]) throws(FlatCacheError) -> Change<Channel> {
@@ -152,6 +159,9 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
     /// Takes the channel out of the list; a list never cached stays never cached.
     private func removal(of channelURL: String) -> Change<Channel> {
         let key = RecordKey(channelURL)
-        return Change(apply: { cached, _ in cached?.filter { RecordKey($0.channelURL) != key } })
+        var change = Change<Channel>(apply: { cached, _ in cached?.filter { RecordKey($0.channelURL) != key } })
+        change.makeAppendable(
+            upserts: [], deletions: [(key, Data(channelURL.utf8))], key: { RecordKey($0.channelURL) }, serialize: { _ in nil })
+        return change
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The cached users, all in one file, ordered by user id.
 ///
 /// Get it from ``ChatCache/users``.
@@ -78,15 +80,25 @@ public struct UserStore<User: UserRecord>: Sendable {
     // MARK: - Changes
 
     func upsert(_ incoming: [User]) throws(FlatCacheError) -> Change<User> {
-        _ = try storage.serialize(incoming)  // before anything changes
-        return Change(apply: { cached, _ in
+        let lines = try storage.serialize(incoming)  // before anything changes
+        var change = Change<User>(apply: { cached, _ in
             CanonicalOrder.users(incoming.upserted(into: cached ?? [], by: { RecordKey($0.userID) }))
         })
+        let storage = storage
+        change.makeAppendable(
+            upserts: zip(incoming, lines).map { (RecordKey($0.0.userID), $0.1) }, deletions: [],
+            key: { RecordKey($0.userID) }, serialize: { try? storage.serialize([$0]).first })
+        return change
     }
 
     /// Takes the users out; users never cached stay never cached.
     func removal(of userIDs: some Sequence<String>) -> Change<User> {
-        let removed = Set(userIDs.map(RecordKey.init))
-        return Change(apply: { cached, _ in cached?.filter { !removed.contains(RecordKey($0.userID)) } })
+        let ids = Set(userIDs)
+        let removed = Set(ids.map(RecordKey.init))
+        var change = Change<User>(apply: { cached, _ in cached?.filter { !removed.contains(RecordKey($0.userID)) } })
+        // In UTF-8 byte order, so that the same removal gives the same bytes.
+        let deletions = ids.map { (key: RecordKey($0), bytes: Data($0.utf8)) }.sorted { $0.key < $1.key }
+        change.makeAppendable(upserts: [], deletions: deletions, key: { RecordKey($0.userID) }, serialize: { _ in nil })
+        return change
     }
 }

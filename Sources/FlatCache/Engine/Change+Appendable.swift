@@ -1,0 +1,39 @@
+import Foundation
+
+extension Change {
+    /// Makes the change, which upserts `upserts` (each record's key and
+    /// serialized line, in order) and then deletes the records with the
+    /// keys of `deletions` (each key and its bytes, ``AppendedLine``'s
+    /// payload), writable as appended lines (format 2; ``edit`` and
+    /// ``blindEdit``): `*` lines for the upserts in the order given, then `-`
+    /// lines for the deletions in the order given (callers sort them, so
+    /// that the same change gives the same bytes).
+    ///
+    /// - Parameters:
+    ///   - key: The key of a record on disk (a message id, a channel URL's or user id's bytes).
+    ///   - serialize: A record's bytes, to tell an upsert the file already holds byte for byte.
+    mutating func makeAppendable<Key: Hashable & Sendable>(
+        upserts: [(key: Key, line: Data)], deletions: [(key: Key, bytes: Data)],
+        key: @escaping @Sendable (R) -> Key, serialize: @escaping @Sendable (R) -> Data?
+    ) {
+        let deleted = Set(deletions.map(\.key))
+        let upserts = upserts.filter { !deleted.contains($0.key) }
+        let deletionLines = deletions.map { AppendedLine(kind: .deletion, record: $0.bytes) }
+        blindEdit = (upserts.map { AppendedLine(kind: .upsert, record: $0.line) } + deletionLines, upserts.count)
+        edit = { records in
+            var positions = [Key: Int](minimumCapacity: records.count)
+            for index in records.indices { positions[key(records[index])] = index }
+            var found = [AppendedLine]()
+            for upsert in upserts {
+                // A record on disk byte for byte needs no line.
+                if let position = positions[upsert.key] {
+                    guard let onDisk = serialize(records[position]) else { return nil }
+                    if onDisk == upsert.line { continue }
+                }
+                found.append(AppendedLine(kind: .upsert, record: upsert.line))
+            }
+            for (deletion, line) in zip(deletions, deletionLines) where positions[deletion.key] != nil { found.append(line) }
+            return found
+        }
+    }
+}
