@@ -26,11 +26,22 @@ import Testing
         return message
     }
 
-    /// Three messages, then a change log that edits message 2 and deletes message 3.
+    /// Three messages, then a change log that edits message 2 and deletes message 3; a channel list of
+    /// two, then trip's newer last message and plans removed; two users, then mina renamed and zoe removed.
     static func writeEdits(into root: URL, configuration: Configuration = Configuration()) throws {
         let cache = try Cache(directory: root, configuration: configuration)
         try cache.messages.replace(Fixtures.messages(3), in: Fixtures.channelURL)
         try cache.messages.applyChangeLog(updated: [edited(2)], deletedMessageIDs: [3], in: Fixtures.channelURL)
+        try cache.channels.blocking.replace(with: [
+            Fixtures.channel("plans", lastMessageAt: 3_000), Fixtures.channel("trip", lastMessageAt: 2_000),
+        ])
+        try cache.channels.blocking.save([Fixtures.channel("trip", lastMessageAt: 9_000)])
+        try cache.channels.blocking.remove(channelURL: "plans")
+        _ = try cache.users.blocking.save([Fixtures.mina, ChatUser(userID: "zoe", nickname: "Zoë", profileURL: "")])
+        var renamed = Fixtures.mina
+        renamed.nickname = "Mina P."
+        _ = try cache.users.blocking.save([renamed])
+        try cache.users.blocking.remove(userIDs: ["zoe"])
     }
 
     @Test func aChangeLogAppendsItsEditsAndDeletionsAndReadsBackByKey() throws {
@@ -178,6 +189,29 @@ import Testing
         #expect(try await migrated.messages.load(in: url) == [Fixtures.message(1, at: 1_000), Self.edited(2)])
         let name = try FileManager.default.contentsOfDirectory(atPath: folder.appending("messages").path).first { $0.hasSuffix(".lines") }!
         #expect(try String(contentsOf: folder.appending("messages/" + name), encoding: .utf8).split(separator: "\n").count == 2)
+    }
+
+    @Test func aJournalEntryIsPinnedByAGoldenAndReadsBack() throws {
+        // A fixed entry of two appends (docs/format.md, "The journal"): its bytes are pinned, and they read back
+        let appends = [
+            Journal.Append(
+                file: "messages/a.lines", inode: 42, offset: 100, before: SHA256Digest(of: Data("before".utf8)),
+                bytes: Data("*QUJD\n".utf8), after: SHA256Digest(of: Data("after".utf8))),
+            Journal.Append(
+                file: "channels.lines", inode: 7, offset: 3, before: SHA256Digest(of: Data("b".utf8)),
+                bytes: Data("-dHJpcA==\n".utf8), after: SHA256Digest(of: Data("a".utf8))),
+        ]
+        let line = Journal.line(for: appends)
+        try FileManager.default.createDirectory(at: folder.appending("entry"), withIntermediateDirectories: true)
+        try line.write(to: folder.appending("entry/journal"))
+        try GoldenFolder.assertMatches(folder.appending("entry"), golden: "journal-entry")
+        #expect(Journal.entries(in: line) == [appends])
+        // A line cut short is skipped, and the entry after it still reads
+        #expect(Journal.entries(in: line.prefix(line.count - 9) + line) == [appends])
+        // and a changed byte fails its digest
+        var damaged = line
+        damaged[10] = damaged[10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(Journal.entries(in: damaged).isEmpty)
     }
 
     @Test func theEditsArePinnedByGoldens() throws {
