@@ -99,7 +99,7 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
             let replay = try storage.locks.withAllLocks { () throws(FlatCacheError) in try journal.replay() }
             if replay.appendsRestored + replay.sidecarsRestored > 0 {
                 configuration.logger.notice(
-                    "FlatCache put back appends a power cut took, from its journal",
+                    "FlatCache finished appends a crash or power cut left unfinished, from its journal",
                     metadata: ["directory": "\(directory.path)", "appends": "\(replay.appendsRestored)",
                                "sidecars": "\(replay.sidecarsRestored)"])
             }

@@ -136,7 +136,7 @@ import Testing
         // Then a new cache (after the journal's replay) shows each channel as flushed, or as the cut flush wrote it
         let recorder = LogRecorder()
         let reopened = try Cache(directory: folder.url, configuration: Self.configuration(run: run, logger: recorder))
-        if recorder.entries.contains(where: { $0.message.contains("put back appends") }) { tally.openingsThatReplayed += 1 }
+        if recorder.entries.contains(where: { $0.message.contains("from its journal") }) { tally.openingsThatReplayed += 1 }
         for (index, url) in Self.channels.enumerated() {
             let shown = try await reopened.messages.load(in: url)
             if shown == flushed[index] {

@@ -80,7 +80,7 @@ extension CacheEngine {
     /// Syncs what the staged writes put in temporary files, and the appends the journal does not take.
     private func synchronizeStaged(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {
         BlockingWork.forEach(steps.all.count, width: 8) { index in
-            guard case .success(.write(let staged)) = steps[index], self.storage.journaled(staged) == nil else { return }
+            guard case .success(.write(let staged)) = steps[index], !self.storage.takesJournal(staged) else { return }
             do throws(FlatCacheError) {
                 try staged.file.synchronize(staged)
             } catch {
@@ -140,7 +140,7 @@ extension CacheEngine {
             guard case .success(.write(let staged)) = step else { continue }
             switch staged.kind {
             case .unchanged: break
-            case .append: if storage.journaled(staged) == nil { sidecars.append(index) }
+            case .append: if !storage.takesJournal(staged) { sidecars.append(index) }
             case .replace: folders[FileSystem.parent(of: staged.file.path), default: []].append(index)
             }
         }

@@ -7,7 +7,8 @@ extension Change {
     /// payload), writable as appended lines (format 2; ``edit`` and
     /// ``blindEdit``): `*` lines for the upserts in the order given, then `-`
     /// lines for the deletions in the order given (callers sort them, so
-    /// that the same change gives the same bytes).
+    /// that the same change gives the same bytes). A change whose upserts
+    /// name one key twice stays a rewrite.
     ///
     /// - Parameters:
     ///   - key: The key of a record on disk (a message id, a channel URL's or user id's bytes).
@@ -16,6 +17,9 @@ extension Change {
         upserts: [(key: Key, line: Data)], deletions: [(key: Key, bytes: Data)],
         key: @escaping @Sendable (R) -> Key, serialize: @escaping @Sendable (R) -> Data?
     ) {
+        // A change that names one key twice keeps the last given, and its lines come in the file's order,
+        // not the order given: it is written whole instead.
+        guard Set(upserts.map(\.key)).count == upserts.count else { return }
         let deleted = Set(deletions.map(\.key))
         let upserts = upserts.filter { !deleted.contains($0.key) }
         let deletionLines = deletions.map { AppendedLine(kind: .deletion, record: $0.bytes) }

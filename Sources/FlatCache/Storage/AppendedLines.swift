@@ -35,8 +35,7 @@ struct FileLines: Sendable, Equatable {
     /// How many lines: canonical and appended.
     var lineCount: Int { records.count + appended.count }
 
-    /// Every line's record bytes, canonical then appended (a deletion's too).
-    var allRecordBytes: [Data] { records + appended.map(\.record) }
+
 }
 
 extension RecordLines {

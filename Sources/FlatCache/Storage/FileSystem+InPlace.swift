@@ -105,6 +105,28 @@ extension FileSystem {
         guard written == data.count else { throw failure(.write, path, written < 0 ? errno : EIO) }
     }
 
+    /// A number that tells two files apart that had the same inode number
+    /// one after the other (a file system may give a freed inode's number to
+    /// the next new file): the inode's generation on Linux (`FS_IOC_GETVERSION`,
+    /// random per inode on ext4), the birth time in nanoseconds on Apple
+    /// platforms; 0 where the file system keeps neither.
+    static func generation(at path: String) -> UInt64 {
+        #if canImport(Glibc)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return 0 }
+        defer { _ = close(descriptor) }
+        var generation = 0
+        // FS_IOC_GETVERSION: _IOR('v', 1, long).
+        guard ioctl(descriptor, UInt(0x8008_7601), &generation) == 0 else { return 0 }
+        return UInt64(UInt32(truncatingIfNeeded: generation))
+        #else
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return 0 }
+        let born = info.st_birthtimespec
+        return UInt64(truncatingIfNeeded: Int64(born.tv_sec) &* 1_000_000_000 &+ Int64(born.tv_nsec))
+        #endif
+    }
+
     /// Flushes the file at `path` to the disk (see ``synchronize(_:)``, through a new descriptor).
     static func synchronizeFile(at path: String) throws(FlatCacheError) {
         if let code = injectedFailure(.sync, path) { throw failure(.sync, path, code) }

@@ -35,6 +35,9 @@ final class Journal: Sendable {
         var file: String
         /// Its inode when the append was made: a file replaced since is another file.
         var inode: UInt64
+        /// Its generation then (``FileSystem/generation(at:)``; 0 when unknown): a new file that was
+        /// given a freed inode's number is another file too.
+        var generation: UInt64 = 0
         /// Its size before the append (never 0: an append to an empty file is synced as before).
         var offset: Int
         /// The SHA256 of its bytes before the append.
@@ -90,32 +93,49 @@ final class Journal: Sendable {
     }
 
     /// Puts back what a power cut took of the journaled appends, then
-    /// checkpoints: each append whose file is still the one it was made to
-    /// (the same inode, and its bytes before the append have the digest the
-    /// entry names) gets its bytes written at its offset when they differ;
-    /// then each such file whose sidecar does not name its bytes is cut to
-    /// its last journaled append and its sidecar written for it. Call holding
-    /// every lock of the folder, before anything reads the files.
+    /// checkpoints. Call holding every lock of the folder, before anything
+    /// reads the files. The rules (docs/format.md, "The journal"):
+    ///
+    /// - An append is dead when a later entry names the same file (inode and
+    ///   generation) at the same offset or before it: its lines were cut off
+    ///   (an append whose flush never finished) before that one was made.
+    /// - An append applies to its file only while the file is the one it was
+    ///   made to: the same inode and generation, and then either its sidecar
+    ///   does not name its bytes (a power cut took the append, or its
+    ///   sidecar) and its first `offset` bytes have the digest before, or it
+    ///   is whole and exactly as the append found it (offset and digest). A
+    ///   whole file that moved on is left alone. A later entry of a file an
+    ///   entry applied to applies when it continues from where that left it.
+    /// - An applied append's bytes are written at its offset when they differ;
+    ///   then each such file whose sidecar does not name its bytes is cut to
+    ///   its last applied append and its sidecar written for it.
+    /// - A file that cannot be read, or is not a regular file, is skipped: a
+    ///   read deals with it as damage.
     @discardableResult
     func replay() throws(FlatCacheError) -> Replay {
         var result = Replay()
         guard let data = try FileSystem.contentsOfFile(at: path), !data.isEmpty else { return result }
-        // Per file: its size and digest once the entries so far are applied.
-        var state = [String: (inode: UInt64, size: Int, digest: SHA256Digest)]()
+        let appends = Self.entries(in: data).flatMap { $0 }
+        let live = Self.live(appends)
+        // Per file: its identity, and its size and digest once the entries so far are applied.
+        var state = [String: (inode: UInt64, generation: UInt64, size: Int, digest: SHA256Digest)]()
         var order = [String]()
-        for entry in Self.entries(in: data) {
-            for append in entry {
-                let file = root + "/" + append.file
+        for (index, append) in appends.enumerated() {
+            guard live[index] else {
+                result.appendsStale += 1
+                continue
+            }
+            let file = root + "/" + append.file
+            do throws(FlatCacheError) {
                 if let known = state[append.file] {
-                    guard known.inode == append.inode, known.size == append.offset, known.digest == append.before else {
+                    guard known.inode == append.inode, known.generation == append.generation, known.size == append.offset,
+                        known.digest == append.before
+                    else {
                         result.appendsStale += 1
                         continue
                     }
                 } else {
-                    guard let found = try FileSystem.readFile(at: file), found.stamp.inode == append.inode,
-                        found.contents.count >= append.offset,
-                        SHA256Digest(of: found.contents.prefix(append.offset)) == append.before
-                    else {
+                    guard try Self.applies(append, to: file) else {
                         result.appendsStale += 1
                         continue
                     }
@@ -127,23 +147,62 @@ final class Journal: Sendable {
                     try FileSystem.writeFile(append.bytes, at: file, offset: append.offset)
                     result.appendsRestored += 1
                 }
-                state[append.file] = (append.inode, end, append.after)
+                state[append.file] = (append.inode, append.generation, end, append.after)
+            } catch {
+                result.appendsStale += 1
             }
         }
         for name in order {
             guard let last = state[name] else { continue }
             let file = root + "/" + name
-            guard let contents = try FileSystem.contentsOfFile(at: file) else { continue }
-            let sidecar = try FileSystem.contentsOfFile(at: file + ".sha256")
-            let fileName = FileSystem.name(of: file)
-            if sidecar == Sidecar.contents(digest: SHA256Digest(of: contents), name: fileName) { continue }
-            guard contents.count >= last.size, SHA256Digest(of: contents.prefix(last.size)) == last.digest else { continue }
-            if contents.count > last.size { try FileSystem.truncateFile(at: file, to: last.size) }
-            try FileSystem.overwriteFile(at: file + ".sha256", with: Sidecar.contents(digest: last.digest, name: fileName))
-            result.sidecarsRestored += 1
+            do throws(FlatCacheError) {
+                guard let contents = try FileSystem.contentsOfFile(at: file) else { continue }
+                let sidecar = try FileSystem.contentsOfFile(at: file + ".sha256")
+                let fileName = FileSystem.name(of: file)
+                if sidecar == Sidecar.contents(digest: SHA256Digest(of: contents), name: fileName) { continue }
+                guard contents.count >= last.size, SHA256Digest(of: contents.prefix(last.size)) == last.digest else { continue }
+                if contents.count > last.size { try FileSystem.truncateFile(at: file, to: last.size) }
+                try FileSystem.overwriteFile(at: file + ".sha256", with: Sidecar.contents(digest: last.digest, name: fileName))
+                result.sidecarsRestored += 1
+            } catch {
+                continue
+            }
         }
         try checkpoint()
         return result
+    }
+
+    /// Which of `appends` (in journal order) are not dead: no later append to the same file starts at or before them.
+    static func live(_ appends: [Append]) -> [Bool] {
+        var live = [Bool](repeating: true, count: appends.count)
+        // Per file, the lowest offset of the appends after the one looked at.
+        var lowest = [String: Int]()
+        for index in appends.indices.reversed() {
+            let append = appends[index]
+            let key = "\(append.file)\u{0}\(append.inode)\u{0}\(append.generation)"
+            if let later = lowest[key], later <= append.offset { live[index] = false }
+            lowest[key] = min(lowest[key] ?? .max, append.offset)
+        }
+        return live
+    }
+
+    /// Whether the first live append of a file applies to the file at `file` as it is now (see ``replay()``).
+    private static func applies(_ append: Append, to file: String) throws(FlatCacheError) -> Bool {
+        let found: (contents: Data, stamp: FileStamp)?
+        do {
+            found = try FileSystem.readFile(at: file)
+        } catch where FileSystem.isNotARegularFile(error) {
+            return false
+        }
+        guard let found, found.stamp.inode == append.inode,
+            append.generation == 0 || FileSystem.generation(at: file) == append.generation,
+            found.contents.count >= append.offset
+        else { return false }
+        let sidecar = try? FileSystem.contentsOfFile(at: file + ".sha256")
+        let whole = sidecar == Sidecar.contents(digest: SHA256Digest(of: found.contents), name: FileSystem.name(of: file))
+        // A whole file applies only as the append found it: one that moved on took other writes since.
+        if whole { return found.contents.count == append.offset && SHA256Digest(of: found.contents) == append.before }
+        return SHA256Digest(of: found.contents.prefix(append.offset)) == append.before
     }
 
     // MARK: - The entry's form
@@ -159,6 +218,7 @@ final class Journal: Sendable {
             bytes.appendInteger(UInt16(name.count))
             bytes.append(name)
             bytes.appendInteger(append.inode)
+            bytes.appendInteger(append.generation)
             bytes.appendInteger(UInt64(append.offset))
             bytes.append(contentsOf: append.before.bytes)
             bytes.append(contentsOf: append.after.bytes)
@@ -186,15 +246,24 @@ final class Journal: Sendable {
         var appends = [Append]()
         for _ in 0..<count {
             guard let nameCount: UInt16 = reader.integer(), let name = reader.take(Int(nameCount)),
-                let file = String(data: name, encoding: .utf8), let inode: UInt64 = reader.integer(),
-                let offset: UInt64 = reader.integer(), let before = reader.take(32), let after = reader.take(32),
+                let file = String(data: name, encoding: .utf8), isDataFile(file), let inode: UInt64 = reader.integer(),
+                let generation: UInt64 = reader.integer(), let offset: UInt64 = reader.integer(), offset > 0,
+                offset <= UInt64(Int32.max), let before = reader.take(32), let after = reader.take(32),
                 let byteCount: UInt32 = reader.integer(), let bytes = reader.take(Int(byteCount))
             else { return nil }
             appends.append(Append(
-                file: file, inode: inode, offset: Int(offset), before: SHA256Digest(bytes: Array(before)), bytes: bytes,
-                after: SHA256Digest(bytes: Array(after))))
+                file: file, inode: inode, generation: generation, offset: Int(offset), before: SHA256Digest(bytes: Array(before)),
+                bytes: bytes, after: SHA256Digest(bytes: Array(after))))
         }
         return reader.isAtEnd ? appends : nil
+    }
+
+    /// Whether an entry's path names a file the journal may name: `channels.lines`, `users.lines`, or
+    /// `messages/<name>.lines` with no `/` in the name and not hidden (no `..` can lead out of the folder).
+    private static func isDataFile(_ path: String) -> Bool {
+        if path == "channels.lines" || path == "users.lines" { return true }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts[0] == "messages" && parts[1].hasSuffix(".lines") && !parts[1].hasPrefix(".")
     }
 
     /// Reads little-endian integers and byte runs off the front of some bytes.

@@ -32,11 +32,16 @@ struct RecordStorage: Sendable {
     /// The journal's entry for `staged`, when it is an append the journal makes durable: one to a file
     /// that held bytes before it (an append to an empty file is synced as before).
     func journaled(_ staged: RecordFile.StagedWrite) -> Journal.Append? {
-        guard journal != nil, synchronized, case .append = staged.kind, let appended = staged.appended, appended.offset > 0
-        else { return nil }
+        guard takesJournal(staged), let appended = staged.appended else { return nil }
         return Journal.Append(
-            file: relative(staged.file.path), inode: appended.inode, offset: appended.offset, before: appended.before,
-            bytes: appended.bytes, after: appended.after)
+            file: relative(staged.file.path), inode: appended.inode, generation: FileSystem.generation(at: staged.file.path),
+            offset: appended.offset, before: appended.before, bytes: appended.bytes, after: appended.after)
+    }
+
+    /// Whether the journal makes `staged` durable (see ``journaled(_:)``), without building its entry.
+    func takesJournal(_ staged: RecordFile.StagedWrite) -> Bool {
+        guard journal != nil, synchronized, case .append = staged.kind, let appended = staged.appended else { return false }
+        return appended.offset > 0
     }
 
     /// Checkpoints the journal (``Journal/checkpoint()``) holding every lock; nothing without one.
