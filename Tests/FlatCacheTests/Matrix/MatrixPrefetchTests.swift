@@ -18,13 +18,16 @@ struct MatrixPrefetchTests {
         + [message("$a", at: 1_000), message("$c", at: 2_000), message("$b", at: 2_000)].joined(separator: ",") + "]}}}}}")
 
     @Test func theNewestPageAndTokenComeFromThePrefetchUntilALiveAnswerBringsNews() async throws {
-        let stub = try StubHomeserver([
-            Self.prefetch,
-            // The live long poll from the prefetch's token: a new message.
-            .init(200, #"{"next_batch":"s2","rooms":{"join":{"!r:example.org":{"timeline":{"events":["# + Self.message("$d", at: 3_000) + "]}}}}}"),
-            .init(200, #"{"next_batch":"s3"}"#),
-            .init(200, #"{"next_batch":"s3"}"#),
-        ])
+        // The live loop goes on polling at its own pace while the test asks
+        // for the token, so every answer after the new message is the same
+        // (a fixed script ran out under load: CI, stop 40).
+        let stub = try StubHomeserver(
+            [
+                Self.prefetch,
+                // The live long poll from the prefetch's token: a new message.
+                .init(200, #"{"next_batch":"s2","rooms":{"join":{"!r:example.org":{"timeline":{"events":["# + Self.message("$d", at: 3_000) + "]}}}}}"),
+            ],
+            afterwards: .init(200, #"{"next_batch":"s3"}"#))
         defer { stub.stop() }
         // The client's default deadline (30 s): under ThreadSanitizer a request to the stub has taken over 5 s.
         var source = MatrixSource(client: try MatrixClient(homeserver: stub.url, accessToken: "token"))

@@ -11,7 +11,8 @@ import Foundation
 ///
 /// It serves one connection at a time on its own `Thread` (blocking POSIX
 /// sockets, not the Swift concurrency pool). When the script runs out it
-/// answers 500 with a Matrix error body.
+/// answers `afterwards` if given (a server that goes on answering a loop
+/// whose pace the test does not set), else 500 with a Matrix error body.
 ///
 /// ```swift
 /// let stub = try StubHomeserver([.init(200, #"{"joined_rooms":[]}"#)])
@@ -75,13 +76,14 @@ final class StubHomeserver: Sendable {
     let url: URL
     private let server: Server
 
-    /// Starts serving `script`, one response per connection, in order.
+    /// Starts serving `script`, one response per connection, in order, then
+    /// `afterwards` to every later connection (500 when it is `nil`).
     ///
     /// - Throws: ``SocketError`` when the listening socket cannot be made.
-    init(_ script: [Response]) throws {
+    init(_ script: [Response], afterwards: Response? = nil) throws {
         let (listener, port) = try Self.makeListener()
         url = URL(string: "http://127.0.0.1:\(port)")!
-        server = Server(listener: listener, script: script)
+        server = Server(listener: listener, script: script, afterwards: afterwards)
         let thread = Thread { [server] in server.run() }
         thread.name = "StubHomeserver :\(port)"
         thread.start()
@@ -151,13 +153,15 @@ private final class Server: @unchecked Sendable {
     private let lock = NSLock()
     private let listener: Int32
     private var script: [StubHomeserver.Response]
+    private let afterwards: StubHomeserver.Response?
     private var requests = [StubHomeserver.Request]()
     private var stopping = false
     private let ended = DispatchSemaphore(value: 0)
 
-    init(listener: Int32, script: [StubHomeserver.Response]) {
+    init(listener: Int32, script: [StubHomeserver.Response], afterwards: StubHomeserver.Response?) {
         self.listener = listener
         self.script = script
+        self.afterwards = afterwards
     }
 
     var received: [StubHomeserver.Request] { lock.withLock { requests } }
@@ -195,9 +199,9 @@ private final class Server: @unchecked Sendable {
         guard let request = read(connection) else { return }
         let response = lock.withLock {
             requests.append(request)
-            return script.isEmpty
-                ? StubHomeserver.Response(500, #"{"errcode":"M_UNKNOWN","error":"the stub homeserver's script ran out"}"#)
-                : script.removeFirst()
+            guard script.isEmpty else { return script.removeFirst() }
+            return afterwards
+                ?? StubHomeserver.Response(500, #"{"errcode":"M_UNKNOWN","error":"the stub homeserver's script ran out"}"#)
         }
         response.gate?.wait()
         write(response, to: connection)
