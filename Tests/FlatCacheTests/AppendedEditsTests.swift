@@ -91,6 +91,59 @@ import Testing
         #expect(try await Cache(directory: folder.url).messages.load(in: url) == expected)
     }
 
+    @Test func aChangeLogIntoAChannelNotReadSinceLaunchIsAppendedWithoutDecodingIt() async throws {
+        // Given a channel of 40 messages on disk, and a cache that has not read it
+        let writer = try Cache(directory: folder.url)
+        try await writer.messages.replace(Fixtures.messages(40), in: url)
+        try await writer.flush()
+        let cache = try Cache(directory: folder.url)
+
+        // When a change log edits message 2 and deletes message 3
+        try await cache.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [3], in: url)
+        try await cache.flush()
+
+        // Then its lines were appended, and memory holds none of the channel's records: its bytes were
+        // checked against the sidecar, not decoded (a decode keeps the 40 records, some 20 KB)
+        let found = try lines()
+        #expect(found.count == 42 && found[40].hasPrefix("*") && found[41] == "-AwAAAAAAAAA=")
+        let memory = try await cache.statistics().memoryBytes
+        #expect(memory < 1_000, "memory holds \(memory) bytes")
+        var expected = Fixtures.messages(40)
+        expected[1] = Self.edited(2)
+        expected.remove(at: 2)
+        #expect(try await cache.messages.load(in: url) == expected)
+        #expect(try await Cache(directory: folder.url).messages.load(in: url) == expected)
+
+        // And the same change log again is found in the bytes: the file is read, and nothing appended
+        let before = try Data(contentsOf: dataFile)
+        let again = try Cache(directory: folder.url)
+        try await again.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [3], in: url)
+        try await again.flush()
+        #expect(try Data(contentsOf: dataFile) == before)
+    }
+
+    @Test func theSameChangeLogTwiceIntoAnEncryptedChannelNotReadSinceLaunchAppendsNothing() async throws {
+        // Given an encrypted channel on disk, a change log applied to it, and a cache that has not read it
+        var configuration = Configuration()
+        configuration.encryption = .aes256gcm(key: EncryptedGoldenTests.key)
+        let writer = try Cache(directory: folder.url, configuration: configuration)
+        try await writer.messages.replace(Fixtures.messages(3), in: url)
+        try await writer.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [3], in: url)
+        try await writer.flush()
+        let name = try FileManager.default.contentsOfDirectory(atPath: folder.appending("messages").path).first { $0.hasSuffix(".lines") }!
+        let file = folder.appending("messages/" + name)
+        let before = try Data(contentsOf: file)
+        let cache = try Cache(directory: folder.url, configuration: configuration)
+
+        // When the same change log comes again
+        try await cache.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [3], in: url)
+        try await cache.flush()
+
+        // Then nothing is appended: sealed lines differ at every sealing, so no byte search tells a
+        // repeat, and the file is read and decoded first
+        #expect(try Data(contentsOf: file) == before)
+    }
+
     @Test func anEvictedChannelThatMightPassItsLimitIsReadFirst() async throws {
         // Given a channel of 3 at its limit of 3, evicted from memory
         var configuration = Configuration(maxMessagesPerChannel: 3)

@@ -66,6 +66,34 @@ extension CachedFile {
     }
 }
 
+extension CachedFile {
+    /// Appends the lines of `changes` (``Change/blindEdit``) to a file memory
+    /// knows nothing of (never read, or forgotten), having read its bytes and
+    /// checked them against the sidecar, but decoded none of its lines: the
+    /// check gives the tail the append goes on from, and its line count
+    /// bounds the records the file holds, for the retention limit. A change
+    /// log reaching channels the app has not opened since launch costs a
+    /// read and a digest per channel, not a decode of every record (issue 33).
+    /// `nil` (nothing written) when a change has no lines of its own, the
+    /// file is sealed, missing or damaged (the full read reports it), the
+    /// bytes may already say one of the lines (a change log applied twice
+    /// writes nothing the second time: the full read tells), or the lines
+    /// would pass the limit or the compaction bound.
+    ///
+    /// The file then has appended lines, so memory keeps a summary without a
+    /// last record: new records take appended lines, which need none.
+    func stageColdEdits(_ changes: [Change<R>], rule: AppendRule<R>, finishing: Bool) throws(FlatCacheError) -> RecordFile.StagedWrite? {
+        // Sealed lines differ at every sealing: only a plain file's bytes can be searched for them.
+        guard file.sealer == nil, changes.allSatisfy({ !$0.replacesAll && $0.blindEdit != nil }) else { return nil }
+        let (found, tail) = try file.verify(finishing: finishing)
+        guard case .body(let body) = found, let tail,
+            !RecordLines.mayHold(changes.flatMap { $0.blindEdit?.lines ?? [] }, in: body)
+        else { return nil }
+        // Every line is a record at most (an appended one may replace or delete another).
+        return try stageBlindEdits(changes, count: tail.lineCount, last: nil, tail: tail, rule: rule)
+    }
+}
+
 /// When a message file's appended lines are folded back into canonical ones.
 enum AppendedEdits {
     /// The most appended lines a file of `canonicalLines` canonical lines

@@ -68,6 +68,12 @@ extension CachedFile {
         {
             return .write(staged)
         }
+        // Edits of a file memory knows nothing of: checked against its sidecar and appended, not decoded (format 2).
+        if let rule, added == nil, evicted == nil, case .unknown = known,
+            let staged = try stageColdEdits(changes, rule: rule, finishing: !engine.storage.isReadOnly)
+        {
+            return .write(staged)
+        }
         let stamps = try file.stamps()
         var base = Base.unknown
         var read: [R]?

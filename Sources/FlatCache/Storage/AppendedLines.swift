@@ -56,6 +56,35 @@ extension RecordLines {
         return body
     }
 
+    /// Whether the plain (unsealed) `body` may already say one of `lines`:
+    /// it holds an upsert's record as a line (canonical or appended) or a
+    /// deletion's line byte for byte. A byte search, no line decoded; it
+    /// may say yes for a line that a later one overrides, never no for a
+    /// line the body holds.
+    static func mayHold(_ lines: [AppendedLine], in body: Data) -> Bool {
+        body.withUnsafeBytes { haystack in
+            lines.contains { line in
+                var needle = encode([line.record])
+                if line.kind == .deletion { needle.insert(line.kind.rawValue, at: needle.startIndex) }
+                return needle.withUnsafeBytes { contains(haystack, $0) }
+            }
+        }
+    }
+
+    /// Whether `needle` (not empty) occurs in `haystack`: `memchr` for its
+    /// first byte, then `memcmp` (`memmem` is not in every C library).
+    private static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: UnsafeRawBufferPointer) -> Bool {
+        guard let base = haystack.baseAddress, let wanted = needle.baseAddress, needle.count <= haystack.count else { return false }
+        let first = Int32(needle[0])
+        var start = base
+        let lastStart = base + (haystack.count - needle.count)
+        while start <= lastStart, let hit = memchr(start, first, lastStart - start + 1) {
+            if memcmp(hit, wanted, needle.count) == 0 { return true }
+            start = UnsafeRawPointer(hit) + 1
+        }
+        return false
+    }
+
     /// Whether the last line of `body` is an appended one: then, canonical
     /// lines coming first, the file has appended lines; else it has none.
     static func endsWithAppended(_ body: Data, lines: [Range<Int>]) -> Bool {
