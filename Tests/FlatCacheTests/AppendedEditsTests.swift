@@ -122,6 +122,21 @@ import Testing
         #expect(try Data(contentsOf: dataFile) == before)
     }
 
+    @Test func aByteSearchFindsALineWhereverTheFileHoldsItAndNothingElse() {
+        let (one, two, three) = (Data("record one".utf8), Data("record two".utf8), Data("three".utf8))
+        let body = RecordLines.encode([one]) + RecordLines.encode([AppendedLine(kind: .upsert, record: two)], sealer: nil, fileName: "f")
+            + RecordLines.encode([AppendedLine(kind: .deletion, record: three)], sealer: nil, fileName: "f")
+        // A canonical line, an upsert after its `*`, a deletion with its `-`
+        #expect(RecordLines.mayHold([AppendedLine(kind: .upsert, record: one)], in: body))
+        #expect(RecordLines.mayHold([AppendedLine(kind: .upsert, record: two)], in: body))
+        #expect(RecordLines.mayHold([AppendedLine(kind: .deletion, record: three)], in: body))
+        // Not a deletion where an upsert of the same bytes is, nor a line that is part of another
+        #expect(!RecordLines.mayHold([AppendedLine(kind: .deletion, record: two)], in: body))
+        #expect(!RecordLines.mayHold([AppendedLine(kind: .upsert, record: Data("record".utf8))], in: body))
+        #expect(!RecordLines.mayHold([AppendedLine(kind: .upsert, record: Data("record one!".utf8))], in: body))
+        #expect(!RecordLines.mayHold([], in: body) && !RecordLines.mayHold([AppendedLine(kind: .upsert, record: one)], in: Data()))
+    }
+
     @Test func theSameChangeLogTwiceIntoAnEncryptedChannelNotReadSinceLaunchAppendsNothing() async throws {
         // Given an encrypted channel on disk, a change log applied to it, and a cache that has not read it
         var configuration = Configuration()

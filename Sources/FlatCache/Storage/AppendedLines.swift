@@ -58,31 +58,37 @@ extension RecordLines {
 
     /// Whether the plain (unsealed) `body` may already say one of `lines`:
     /// it holds an upsert's record as a line (canonical or appended) or a
-    /// deletion's line byte for byte. A byte search, no line decoded; it
-    /// may say yes for a line that a later one overrides, never no for a
-    /// line the body holds.
+    /// deletion's line byte for byte. Lines are compared only where their
+    /// lengths agree, none decoded; it may say yes for a line that a later
+    /// one overrides, never no for a line the body holds.
     static func mayHold(_ lines: [AppendedLine], in body: Data) -> Bool {
-        body.withUnsafeBytes { haystack in
-            lines.contains { line in
-                var needle = encode([line.record])
-                if line.kind == .deletion { needle.insert(line.kind.rawValue, at: needle.startIndex) }
-                return needle.withUnsafeBytes { contains(haystack, $0) }
+        // Each line as the body would hold it, without its newline: an upsert's record as a canonical line
+        // (an appended one is the same after its `*`), a deletion with its `-`.
+        let wanted = lines.map { line in
+            var bytes = encode([line.record])
+            bytes.removeLast()
+            if line.kind == .deletion { bytes.insert(line.kind.rawValue, at: bytes.startIndex) }
+            return bytes
+        }
+        let lengths = Set(wanted.map(\.count))
+        return body.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return false }
+            var start = 0
+            while start < raw.count {
+                let end = memchr(base + start, Int32(newline), raw.count - start).map { UnsafeRawPointer($0) - base } ?? raw.count
+                var (from, length) = (start, end - start)
+                if length > 0, raw[from] == AppendedLine.Kind.upsert.rawValue { (from, length) = (from + 1, length - 1) }
+                if lengths.contains(length),
+                    wanted.contains(where: { line in
+                        line.count == length && (length == 0 || line.withUnsafeBytes { memcmp($0.baseAddress!, base + from, length) == 0 })
+                    })
+                {
+                    return true
+                }
+                start = end + 1
             }
+            return false
         }
-    }
-
-    /// Whether `needle` (not empty) occurs in `haystack`: `memchr` for its
-    /// first byte, then `memcmp` (`memmem` is not in every C library).
-    private static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: UnsafeRawBufferPointer) -> Bool {
-        guard let base = haystack.baseAddress, let wanted = needle.baseAddress, needle.count <= haystack.count else { return false }
-        let first = Int32(needle[0])
-        var start = base
-        let lastStart = base + (haystack.count - needle.count)
-        while start <= lastStart, let hit = memchr(start, first, lastStart - start + 1) {
-            if memcmp(hit, wanted, needle.count) == 0 { return true }
-            start = UnsafeRawPointer(hit) + 1
-        }
-        return false
     }
 
     /// Whether the last line of `body` is an appended one: then, canonical

@@ -172,5 +172,6 @@ enum RecordLines {
         return Data(bytesNoCopy: output, count: count, deallocator: .free)
     }
 
-    private static let newline = UInt8(ascii: "\n")
+    /// The byte that ends every line.
+    static let newline = UInt8(ascii: "\n")
 }
