@@ -18,7 +18,7 @@ extension MessageStore {
             deletions.append((id, bytes))
         }
         change.makeAppendable(
-            upserts: zip(changed, lines).map { ($0.0.messageID, $0.1) }, deletions: deletions, key: \.messageID,
+            upserts: zip(changed, lines).map { ($0.0.messageID, $0.1) }, deletions: deletions, key: { $0[$1].messageID },
             serialize: { try? storage.serialize([$0]).first })
     }
 }
