@@ -11,13 +11,15 @@ extension Change {
     /// name one key twice stays a rewrite.
     ///
     /// - Parameters:
-    ///   - key: The key of a record on disk (a message id, a channel URL's or user id's bytes),
-    ///     given the records and its index: read in place, as `records[index].messageID`, for
-    ///     a record passed by value is copied, its strings retained, once per record on disk.
+    ///   - keys: The key of each record on disk (a message id, a channel URL's or user id's
+    ///     bytes), in order: read in place through a buffer pointer, for a record passed by
+    ///     value, or read through an array's subscript in generic code, is copied, its strings
+    ///     retained, once per record on disk.
     ///   - serialize: A record's bytes, to tell an upsert the file already holds byte for byte.
+    @_specialize(where R == ChatMessage, Key == Int64)
     mutating func makeAppendable<Key: Hashable & Sendable>(
         upserts: [(key: Key, line: Data)], deletions: [(key: Key, bytes: Data)],
-        key: @escaping @Sendable (_ records: [R], _ index: Int) -> Key, serialize: @escaping @Sendable (R) -> Data?
+        keys: @escaping @Sendable (_ records: [R]) -> [Key], serialize: @escaping @Sendable (R) -> Data?
     ) {
         // A change that names one key twice keeps the last given, and its lines come in the file's order,
         // not the order given: it is written whole instead.
@@ -26,14 +28,12 @@ extension Change {
         let upserts = upserts.filter { !deleted.contains($0.key) }
         let deletionLines = deletions.map { AppendedLine(kind: .deletion, record: $0.bytes) }
         blindEdit = (upserts.map { AppendedLine(kind: .upsert, record: $0.line) } + deletionLines, upserts.count)
-        let keys = Set(upserts.map(\.key)).union(deleted)
+        let wanted = Set(upserts.map(\.key)).union(deleted)
         edit = { records in
             // Where the records with the change's keys are (the last, should a key repeat).
-            var positions = [Key: Int](minimumCapacity: keys.count)
-            for index in records.indices {
-                let found = key(records, index)
-                if keys.contains(found) { positions[found] = index }
-            }
+            var positions = [Key: Int](minimumCapacity: wanted.count)
+            let onDisk = keys(records)
+            for index in onDisk.indices where wanted.contains(onDisk[index]) { positions[onDisk[index]] = index }
             var found = [AppendedLine]()
             for upsert in upserts {
                 // A record on disk byte for byte needs no line.

@@ -145,7 +145,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
         let storage = storage
         change.makeAppendable(
             upserts: zip(groups, lines).map { (RecordKey($0.0.channelURL), $0.1) }, deletions: [],
-            key: { RecordKey($0[$1].channelURL) }, serialize: { try? storage.serialize([$0]).first })
+            keys: { records in RecordKeys.of(records) { RecordKey($0.channelURL) } }, serialize: { try? storage.serialize([$0]).first })
         return change
     }
 
@@ -161,7 +161,7 @@ public struct ChannelStore<Channel: ChannelRecord>: Sendable {
         let key = RecordKey(channelURL)
         var change = Change<Channel>(apply: { cached, _ in cached?.filter { RecordKey($0.channelURL) != key } })
         change.makeAppendable(
-            upserts: [], deletions: [(key, Data(channelURL.utf8))], key: { RecordKey($0[$1].channelURL) }, serialize: { _ in nil })
+            upserts: [], deletions: [(key, Data(channelURL.utf8))], keys: { records in RecordKeys.of(records) { RecordKey($0.channelURL) } }, serialize: { _ in nil })
         return change
     }
 }

@@ -146,7 +146,8 @@ extension MessageStore {
             let base = fresh ? nil : cached
             var droppedHere = 0
             let shown = Self.shown(base ?? [], limit: limit, dropped: &droppedHere)
-            let merged = Self.upserting(changed, into: shown).filter { !deleted.contains($0.messageID) }
+            var merged = Self.upserting(changed, into: shown)
+            Self.remove(deleted, from: &merged)
             let kept = Self.retained(merged, limit: limit, dropped: &droppedHere)
             dropped += droppedHere
             if droppedHere > 0, let oldest = kept.first, changed.contains(where: { CanonicalOrder.precedes($0, oldest) }) {

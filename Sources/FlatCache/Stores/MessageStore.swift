@@ -247,18 +247,39 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
             while index < ids.count, ids[index] != ids[index - 1] { index += 1 }
             if index >= ids.count { return incoming }
         }
-        var merged = existing
-        var index = [Message.MessageID: Int](minimumCapacity: existing.count + incoming.count)
-        for (position, message) in merged.enumerated() { index[message.messageID] = position }
-        for message in incoming {
-            if let position = index[message.messageID] {
-                merged[position] = message
-            } else {
-                index[message.messageID] = merged.count
-                merged.append(message)
+        // The last incoming message of each id, then where the existing ones with those ids are (the
+        // last, should an id repeat): the existing messages' ids read in place, none copied, so that an
+        // edit of 5 messages in a channel of 700 costs a pass over their ids, not a copy of each.
+        var last = [Message.MessageID: Int](minimumCapacity: incoming.count)
+        for position in incoming.indices { last[incoming[position].messageID] = position }
+        var found = [Message.MessageID: Int](minimumCapacity: incoming.count)
+        existing.withUnsafeBufferPointer { buffer in
+            for position in buffer.indices where last[buffer[position].messageID] != nil {
+                found[buffer[position].messageID] = position
             }
         }
+        var merged = existing
+        for (id, position) in found { merged[position] = incoming[last[id]!] }
+        // The others added in the order given, each once, as its last version.
+        for position in incoming.indices {
+            let id = incoming[position].messageID
+            guard found[id] == nil, let newest = last.removeValue(forKey: id) else { continue }
+            merged.append(incoming[newest])
+        }
         return merged
+    }
+
+    /// `messages` without those whose ids are in `deleted`, in place: their
+    /// positions found with the ids read through a buffer pointer, then each
+    /// removed (a filter, or `removeAll(where:)` in generic code, copies or
+    /// swaps every message kept).
+    @_specialize(where Message == ChatMessage)
+    static func remove(_ deleted: Set<Message.MessageID>, from messages: inout [Message]) {
+        guard !deleted.isEmpty else { return }
+        let positions = messages.withUnsafeBufferPointer { buffer in
+            buffer.indices.filter { deleted.contains(buffer[$0].messageID) }
+        }
+        for position in positions.reversed() { messages.remove(at: position) }
     }
 
     /// Canonical order, and only the most recent `limit`.

@@ -87,7 +87,7 @@ public struct UserStore<User: UserRecord>: Sendable {
         let storage = storage
         change.makeAppendable(
             upserts: zip(incoming, lines).map { (RecordKey($0.0.userID), $0.1) }, deletions: [],
-            key: { RecordKey($0[$1].userID) }, serialize: { try? storage.serialize([$0]).first })
+            keys: { records in RecordKeys.of(records) { RecordKey($0.userID) } }, serialize: { try? storage.serialize([$0]).first })
         return change
     }
 
@@ -98,7 +98,7 @@ public struct UserStore<User: UserRecord>: Sendable {
         var change = Change<User>(apply: { cached, _ in cached?.filter { !removed.contains(RecordKey($0.userID)) } })
         // In UTF-8 byte order, so that the same removal gives the same bytes.
         let deletions = ids.map { (key: RecordKey($0), bytes: Data($0.utf8)) }.sorted { $0.key < $1.key }
-        change.makeAppendable(upserts: [], deletions: deletions, key: { RecordKey($0[$1].userID) }, serialize: { _ in nil })
+        change.makeAppendable(upserts: [], deletions: deletions, keys: { records in RecordKeys.of(records) { RecordKey($0.userID) } }, serialize: { _ in nil })
         return change
     }
 }
