@@ -23,14 +23,16 @@ extension Change {
     ) {
         // A change that names one key twice keeps the last given, and its lines come in the file's order,
         // not the order given: it is written whole instead.
-        guard Set(upserts.map(\.key)).count == upserts.count else { return }
+        let upsertKeys = Set(upserts.map(\.key))
+        guard upsertKeys.count == upserts.count else { return }
         let deleted = Set(deletions.map(\.key))
         let upserts = upserts.filter { !deleted.contains($0.key) }
         let deletionLines = deletions.map { AppendedLine(kind: .deletion, record: $0.bytes) }
         blindEdit = (upserts.map { AppendedLine(kind: .upsert, record: $0.line) } + deletionLines, upserts.count)
-        let wanted = Set(upserts.map(\.key)).union(deleted)
         edit = { records in
-            // Where the records with the change's keys are (the last, should a key repeat).
+            // Where the records with the change's keys are (the last, should a key repeat). The set is
+            // made here, when a write needs it, not for every save (a burst makes a change per message).
+            let wanted = upsertKeys.union(deleted)
             var positions = [Key: Int](minimumCapacity: wanted.count)
             let onDisk = keys(records)
             for index in onDisk.indices where wanted.contains(onDisk[index]) { positions[onDisk[index]] = index }
