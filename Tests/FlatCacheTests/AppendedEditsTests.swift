@@ -122,6 +122,28 @@ import Testing
         #expect(try Data(contentsOf: dataFile) == before)
     }
 
+    @Test func aChangeLogIntoAFileNotReadSinceLaunchWhoseLastLineIsNotEndedIsReadFirst() async throws {
+        // Given a channel whose last line lost its newline, the sidecar naming the file so (damage the digest cannot see)
+        let writer = try Cache(directory: folder.url)
+        try await writer.messages.replace(Fixtures.messages(3), in: url)
+        try await writer.flush()
+        var bytes = try Data(contentsOf: dataFile)
+        bytes.removeLast()
+        try bytes.write(to: dataFile)
+        try FlushCrashTests.sidecarLine(for: bytes, name: dataFile.lastPathComponent).write(to: URL(fileURLWithPath: dataFile.path + ".sha256"))
+
+        // When a cache that has not read it applies a change log
+        let recorder = DamageRecorder()
+        let cache = try Cache(directory: folder.url, configuration: recorder.configuration())
+        try await cache.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [3], in: url)
+        try await cache.flush()
+
+        // Then the file is read first, which reports it, and the channel holds the change log's message: no line was
+        // appended onto the unended one (which would have glued the two and lost the edit with the damaged file)
+        #expect(recorder.files.count == 1)
+        #expect(try await Cache(directory: folder.url).messages.load(in: url) == [Self.edited(2)])
+    }
+
     @Test func aByteSearchFindsALineWhereverTheFileHoldsItAndNothingElse() {
         let (one, two, three) = (Data("record one".utf8), Data("record two".utf8), Data("three".utf8))
         let body = RecordLines.encode([one]) + RecordLines.encode([AppendedLine(kind: .upsert, record: two)], sealer: nil, fileName: "f")

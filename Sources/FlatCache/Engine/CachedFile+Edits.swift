@@ -78,16 +78,22 @@ extension CachedFile {
     /// file is sealed, missing or damaged (the full read reports it), the
     /// bytes may already say one of the lines (a change log applied twice
     /// writes nothing the second time: the full read tells), or the lines
-    /// would pass the limit or the compaction bound.
+    /// would pass the limit or the compaction bound. The sidecar proves the
+    /// bytes, not that they decode: a body that does not end its last line,
+    /// and a folder whose `records` file names other types (migrated by
+    /// another instance), take the full read too, which reports what it finds
+    /// instead of lines being appended to a file that will not read.
     ///
     /// The file then has appended lines, so memory keeps a summary without a
     /// last record: new records take appended lines, which need none.
-    func stageColdEdits(_ changes: [Change<R>], rule: AppendRule<R>, finishing: Bool) throws(FlatCacheError) -> RecordFile.StagedWrite? {
+    func stageColdEdits(
+        _ changes: [Change<R>], rule: AppendRule<R>, storage: RecordStorage
+    ) throws(FlatCacheError) -> RecordFile.StagedWrite? {
         // Sealed lines differ at every sealing: only a plain file's bytes can be searched for them.
         guard file.sealer == nil, changes.allSatisfy({ !$0.replacesAll && $0.blindEdit != nil }) else { return nil }
-        let (found, tail) = try file.verify(finishing: finishing)
-        guard case .body(let body) = found, let tail,
-            !RecordLines.mayHold(changes.flatMap { $0.blindEdit?.lines ?? [] }, in: body)
+        let (found, tail) = try file.verify(finishing: !storage.isReadOnly)
+        guard case .body(let body) = found, let tail, body.isEmpty || body.last == RecordLines.newline,
+            !RecordLines.mayHold(changes.flatMap { $0.blindEdit?.lines ?? [] }, in: body), storage.recordTypesMatch()
         else { return nil }
         // Every line is a record at most (an appended one may replace or delete another).
         return try stageBlindEdits(changes, count: tail.lineCount, last: nil, tail: tail, rule: rule)

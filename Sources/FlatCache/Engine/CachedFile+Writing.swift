@@ -70,7 +70,7 @@ extension CachedFile {
         }
         // Edits of a file memory knows nothing of: checked against its sidecar and appended, not decoded (format 2).
         if let rule, added == nil, evicted == nil, case .unknown = known,
-            let staged = try stageColdEdits(changes, rule: rule, finishing: !engine.storage.isReadOnly)
+            let staged = try stageColdEdits(changes, rule: rule, storage: engine.storage)
         {
             return .write(staged)
         }

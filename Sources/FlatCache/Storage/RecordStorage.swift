@@ -162,6 +162,19 @@ struct RecordStorage: Sendable {
         }
     }
 
+    /// Whether the folder's `records` file names this cache's record types,
+    /// or there is none: `false` when it names others (another instance
+    /// migrated the folder) or cannot be read. For a write that appends
+    /// lines to a file it has not decoded (``CachedFile/stageColdEdits(_:rule:storage:)``).
+    func recordTypesMatch() -> Bool {
+        do throws(FlatCacheError) {
+            guard let cached = try RecordTypesFile.read(at: root + "/records") else { return true }
+            return cached == recordTypes
+        } catch {
+            return false
+        }
+    }
+
     /// `path` relative to the cache folder, as reports name files.
     func relative(_ path: String) -> String {
         path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
