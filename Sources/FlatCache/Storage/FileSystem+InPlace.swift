@@ -5,12 +5,15 @@ import Foundation  // and with it the C library (see Platform/PlatformLibc.swift
 /// digest provides (see ``RecordFile``), and `fsync`.
 extension FileSystem {
     /// Appends `data` to the existing regular file at `path`, provided it
-    /// still has the stamp `expected`, and returns its new stamp; `nil` (and
-    /// nothing written) when the file changed or is gone.
+    /// still has the stamp `expected`, and returns its new stamp and its
+    /// ``generation(of:status:)``, which the journal names, taken through the
+    /// same descriptor; `nil` (and nothing written) when the file changed or is gone.
     ///
     /// Not atomic by itself: the caller keeps the sidecar telling which
     /// prefix of the file was whole (see ``RecordFile``).
-    static func append(_ data: Data, to path: String, expecting expected: FileStamp) throws(FlatCacheError) -> FileStamp? {
+    static func append(
+        _ data: Data, to path: String, expecting expected: FileStamp
+    ) throws(FlatCacheError) -> (stamp: FileStamp, generation: UInt64)? {
         if let code = injectedFailure(.open, path) { throw failure(.open, path, code) }
         guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) })
         else {
@@ -26,9 +29,10 @@ extension FileSystem {
         note(.willChangeContent, path)
         try writeAll(data, to: descriptor, path: path)
         guard fstat(descriptor, &info) == 0 else { throw failure(.read, path, errno) }
+        let generation = generation(of: descriptor, status: info)
         closed = true
         if close(descriptor) != 0, errno != EINTR { throw failure(.write, path, errno) }
-        return FileStamp(info)
+        return (FileStamp(info), generation)
     }
 
     /// Writes `data` over the start of the file at `path` in place (creating
@@ -37,12 +41,17 @@ extension FileSystem {
     @discardableResult
     static func overwriteFile(at path: String, with data: Data) throws(FlatCacheError) -> FileStamp {
         if let code = injectedFailure(.open, path) { throw failure(.open, path, code) }
-        let creating = (try? stamp(at: path)) == .some(nil)
-        if creating { note(.willChangeBinding, path) }
         note(.willChangeContent, path)
-        guard let descriptor = retryingOnInterrupt({ open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644) })
-        else { throw failure(.open, path, errno) }
-        if creating { note(.created, path) }
+        // The file is there but for the first write: opened without O_CREAT first, so that the
+        // common case takes no `stat` of its own, and a file made here is told apart.
+        let flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
+        var found = retryingOnInterrupt({ open(path, flags) })
+        if found == nil, errno == ENOENT {
+            note(.willChangeBinding, path)
+            found = retryingOnInterrupt({ open(path, flags | O_CREAT, 0o644) })
+            if found != nil { note(.created, path) }
+        }
+        guard let descriptor = found else { throw failure(.open, path, errno) }
         var closed = false
         defer { if !closed { _ = close(descriptor) } }
         var info = stat()
@@ -111,17 +120,22 @@ extension FileSystem {
     /// random per inode on ext4), the birth time in nanoseconds on Apple
     /// platforms; 0 where the file system keeps neither.
     static func generation(at path: String) -> UInt64 {
-        #if canImport(Glibc)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return 0 }
         defer { _ = close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return 0 }
+        return generation(of: descriptor, status: info)
+    }
+
+    /// ``generation(at:)`` of the file open as `descriptor`, whose `fstat` is `info`.
+    static func generation(of descriptor: Int32, status info: stat) -> UInt64 {
+        #if canImport(Glibc)
         var generation = 0
         // FS_IOC_GETVERSION: _IOR('v', 1, long).
         guard ioctl(descriptor, UInt(0x8008_7601), &generation) == 0 else { return 0 }
         return UInt64(UInt32(truncatingIfNeeded: generation))
         #else
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return 0 }
         let born = info.st_birthtimespec
         return UInt64(truncatingIfNeeded: Int64(born.tv_sec) &* 1_000_000_000 &+ Int64(born.tv_nsec))
         #endif

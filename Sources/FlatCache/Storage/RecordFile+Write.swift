@@ -22,7 +22,9 @@ extension RecordFile {
         /// files' sizes; an append: its lines), for the size limit.
         var bytesWritten = 0
         /// For an append: where it went and what it wrote, as the journal names it.
-        var appended: (inode: UInt64, offset: Int, before: SHA256Digest, bytes: Data, after: SHA256Digest)?
+        var appended: (
+            inode: UInt64, generation: UInt64, offset: Int, before: SHA256Digest, bytes: Data, after: SHA256Digest
+        )?
 
         /// What the write did, as a save reports it.
         var outcome: WriteOutcome {
@@ -102,7 +104,7 @@ extension RecordFile {
     }
 
     private func stageAppend(body: Data, lines: Int, appended: Int, after tail: Tail) throws(FlatCacheError) -> StagedWrite? {
-        guard let stamp = try FileSystem.append(body, to: path, expecting: tail.stamp) else { return nil }
+        guard let (stamp, generation) = try FileSystem.append(body, to: path, expecting: tail.stamp) else { return nil }
         var hasher = tail.hasher
         hasher.update(body)
         let sidecar = Sidecar.contents(digest: hasher.finalize(), name: name)
@@ -110,7 +112,7 @@ extension RecordFile {
             stamp: stamp, sidecarStamp: nil, hasher: hasher, lineCount: tail.lineCount + lines,
             appendedLines: tail.appendedLines + appended)
         var staged = StagedWrite(file: self, kind: .append(sidecar: sidecar), tail: grown, bytesWritten: body.count)
-        staged.appended = (tail.stamp.inode, tail.stamp.size, tail.hasher.finalize(), body, hasher.finalize())
+        staged.appended = (tail.stamp.inode, generation, tail.stamp.size, tail.hasher.finalize(), body, hasher.finalize())
         return staged
     }
 

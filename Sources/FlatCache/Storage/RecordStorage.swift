@@ -34,7 +34,7 @@ struct RecordStorage: Sendable {
     func journaled(_ staged: RecordFile.StagedWrite) -> Journal.Append? {
         guard takesJournal(staged), let appended = staged.appended else { return nil }
         return Journal.Append(
-            file: relative(staged.file.path), inode: appended.inode, generation: FileSystem.generation(at: staged.file.path),
+            file: relative(staged.file.path), inode: appended.inode, generation: appended.generation,
             offset: appended.offset, before: appended.before, bytes: appended.bytes, after: appended.after)
     }
 
