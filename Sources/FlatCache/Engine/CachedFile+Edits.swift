@@ -11,15 +11,18 @@ extension CachedFile {
     /// `nil` (nothing written) otherwise: the file is then rewritten
     /// canonically, which is also what compacts it.
     func stageEdits(
-        _ changes: ArraySlice<Change<R>>, onDisk: [R], tail: RecordFile.Tail, capacity: Int
+        _ changes: ArraySlice<Change<R>>, onDisk: [R], tail: RecordFile.Tail, capacity: Int, limit: Int
     ) throws(FlatCacheError) -> RecordFile.StagedWrite? {
+        if changes.count == 1, let change = changes.first, let applyInPlace = change.applyInPlace {
+            return try stageEdit(change, applyInPlace, onDisk: onDisk, tail: tail, capacity: capacity, limit: limit)
+        }
         var records = onDisk
         var lines = [AppendedLine]()
         for change in changes {
             guard let edit = change.edit, let found = edit(records) else { return nil }
             var dropped = 0
             guard let next = change.applied(to: records, current: nil, dropped: &dropped), dropped == 0 else { return nil }
-            lines += found
+            lines += found.lines
             records = next
         }
         if lines.isEmpty {
@@ -34,6 +37,36 @@ extension CachedFile {
         else { return nil }
         installing = (records, 0)
         installingIsFile = true
+        return staged
+    }
+
+    /// ``stageEdits(_:onDisk:tail:capacity:limit:)`` for one change that can
+    /// apply itself in place (``Change/applyInPlace``): its lines are appended
+    /// when the count it leaves (``Change/edit``) is within `limit` and
+    /// `capacity`, and the records it leaves are not worked out here: memory
+    /// changes its records in place once the write lands (``finish(tail:)``),
+    /// when they are still the records the lines were appended after (memory
+    /// may know an older file than the one read here, which another writer changed).
+    /// A change log into a channel of 100 messages then copies none of them,
+    /// nor releases the old ones (issue 33: that was a third of its flush).
+    private func stageEdit(
+        _ change: Change<R>, _ applyInPlace: @escaping @Sendable (inout [R]) -> Void,
+        onDisk: [R], tail: RecordFile.Tail, capacity: Int, limit: Int
+    ) throws(FlatCacheError) -> RecordFile.StagedWrite? {
+        // Retention leaving a record out (the file shows fewer than it holds, or the change adds past the
+        // limit) takes the rewrite, which counts what it drops.
+        guard let edit = change.edit, onDisk.count <= limit, let found = edit(onDisk), found.count <= limit else { return nil }
+        if found.lines.isEmpty {
+            // Every record the change names is on disk as it says: nothing to write.
+            (installing, installingIsFile) = ((onDisk, 0), true)
+            return RecordFile.StagedWrite(file: file, kind: .unchanged, tail: tail)
+        }
+        let canonical = tail.lineCount - tail.appendedLines
+        guard found.count <= capacity,
+            tail.appendedLines + found.lines.count <= AppendedEdits.compactionBound(canonicalLines: canonical),
+            let staged = try file.stageAppend(found.lines, after: tail)
+        else { return nil }
+        installingInPlace = (applyInPlace, tail.stamp)
         return staged
     }
 }

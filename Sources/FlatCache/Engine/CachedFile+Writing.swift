@@ -113,7 +113,8 @@ extension CachedFile {
         }
         // Edits and deletions: their lines appended, when the file is known as it is now (format 2).
         if start == 0, !changes[0].replacesAll, let onDisk, let tail = base.tail,
-            let staged = try stageEdits(changes[...], onDisk: onDisk, tail: tail, capacity: rule?.capacity ?? .max)
+            let staged = try stageEdits(
+                changes[...], onDisk: onDisk, tail: tail, capacity: rule?.capacity ?? .max, limit: rule?.limit ?? .max)
         {
             return .write(staged)
         }
@@ -140,6 +141,20 @@ extension CachedFile {
         } else if let blind = appendingBlind, let tail {
             setDisk(.summary(count: blind.count, last: blind.last, tail: tail))
             setView(.none, extendsDisk: false)
+        } else if let (applyInPlace, stagedAfter) = installingInPlace, let tail {
+            // The records memory knows of the file, when they are those the lines were appended after (a
+            // prefix of the view is detached first: the same records), changed in place: once the view
+            // and `disk` let go, the only reference, unless a load handed them to the app (then the
+            // change copies them, as any would).
+            setView(.none, extendsDisk: false)
+            if case .known(var records?, let known?) = disk, known.stamp == stagedAfter {
+                disk = .unknown
+                applyInPlace(&records)
+                setDisk(.known(records: records, tail: tail))
+            } else {
+                // Evicted meanwhile, or memory knew an older file than the write read: the next read reads it.
+                setDisk(.unknown)
+            }
         } else {
             let records = installing.records
             if let tail, let records, tail.lineCount == records.count || installingIsFile {
@@ -152,6 +167,7 @@ extension CachedFile {
         writing = []
         installing = (nil, 0)
         installingIsFile = false
+        installingInPlace = nil
         appendingBlind = nil
         appending = nil
         updateCost()
@@ -168,6 +184,7 @@ extension CachedFile {
         setView(.none, extendsDisk: false)
         installing = (nil, 0)
         installingIsFile = false
+        installingInPlace = nil
         appendingBlind = nil
         appending = nil
         updateCost()

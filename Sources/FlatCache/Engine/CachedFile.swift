@@ -44,6 +44,10 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// Whether `installing` holds the file's records as read back, though its
     /// lines are more than its records (appended edits, format 2).
     var installingIsFile = false
+    /// For a write that appends one change's edits: the change in place, which
+    /// the records on disk take once it lands (``Change/applyInPlace``), and
+    /// the stamp of the file its lines were appended to.
+    var installingInPlace: (apply: @Sendable (inout [R]) -> Void, after: FileStamp)?
     /// For a write that appends edits to a file whose records memory does
     /// not hold: at most how many records the file holds after it, and the
     /// last record before it (see ``Disk/summary(count:last:tail:)``).

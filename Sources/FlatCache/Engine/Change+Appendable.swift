@@ -34,19 +34,27 @@ extension Change {
             // made here, when a write needs it, not for every save (a burst makes a change per message).
             let wanted = upsertKeys.union(deleted)
             var positions = [Key: Int](minimumCapacity: wanted.count)
+            // With the records the deletions take (each record with a deleted key) and those the
+            // upserts add (keys on no record), how many the change leaves.
+            var count = records.count
             let onDisk = keys(records)
-            for index in onDisk.indices where wanted.contains(onDisk[index]) { positions[onDisk[index]] = index }
+            for index in onDisk.indices where wanted.contains(onDisk[index]) {
+                positions[onDisk[index]] = index
+                if deleted.contains(onDisk[index]) { count -= 1 }
+            }
             var found = [AppendedLine]()
             for upsert in upserts {
                 // A record on disk byte for byte needs no line.
                 if let position = positions[upsert.key] {
                     guard let onDisk = serialize(records[position]) else { return nil }
                     if onDisk == upsert.line { continue }
+                } else {
+                    count += 1
                 }
                 found.append(AppendedLine(kind: .upsert, record: upsert.line))
             }
             for (deletion, line) in zip(deletions, deletionLines) where positions[deletion.key] != nil { found.append(line) }
-            return found
+            return (found, count)
         }
     }
 }

@@ -18,7 +18,13 @@ struct Change<R: CacheRecord>: Sendable {
     /// result; `nil` when the change must rewrite the file. A write appends
     /// them instead of rewriting the channel when the change leaves out
     /// nothing by retention (``CachedFile/stageEdits(_:onDisk:tail:rule:)``).
-    var edit: (@Sendable (_ records: [R]) -> [AppendedLine]?)?
+    var edit: (@Sendable (_ records: [R]) -> (lines: [AppendedLine], count: Int)?)?
+    /// ``apply`` done to the records in place, for a change that retention
+    /// leaves nothing out of (the caller checks, with the count ``edit``
+    /// gives), and that counts nothing into `dropped`: a write that appended
+    /// the change's lines gives memory the records after it by changing
+    /// only the records it names, not by a copy of the channel (issue 33).
+    var applyInPlace: (@Sendable (_ records: inout [R]) -> Void)?
     /// The same change's lines for a file whose records memory no longer
     /// holds (evicted): every upsert's line, whether or not the file holds
     /// that record already, and a deletion line for every id; with how many

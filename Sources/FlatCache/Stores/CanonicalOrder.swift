@@ -15,14 +15,25 @@ public enum CanonicalOrder {
     /// generic metadata on every step.
     @_specialize(where M == ChatMessage)
     static func messages<M: MessageRecord>(_ messages: [M]) -> [M] {
-        // Servers send pages in order, and cached lists are in order: check in one pass before sorting.
-        // Through a buffer pointer: an array's subscript would copy each message to compare it.
-        let ordered = messages.withUnsafeBufferPointer { buffer in
+        isOrdered(messages) ? messages : messages.sorted(by: precedes)
+    }
+
+    /// ``messages(_:)`` in place: sorts only when out of order.
+    @_specialize(where M == ChatMessage)
+    static func order<M: MessageRecord>(_ messages: inout [M]) {
+        if !isOrdered(messages) { messages.sort(by: precedes) }
+    }
+
+    /// Whether `messages` are in canonical order: one pass, which is all a
+    /// list needs that is in order (servers send pages in order, and cached
+    /// lists are). Through a buffer pointer: an array's subscript would copy
+    /// each message to compare it.
+    private static func isOrdered<M: MessageRecord>(_ messages: [M]) -> Bool {
+        messages.withUnsafeBufferPointer { buffer in
             var index = 1
             while index < buffer.count, !precedes(buffer[index], buffer[index - 1]) { index += 1 }
             return index >= buffer.count
         }
-        return ordered ? messages : messages.sorted(by: precedes)
     }
 
     /// Whether `a` comes before `b` in a message file: older, or as old with a smaller id.

@@ -155,7 +155,17 @@ extension MessageStore {
             }
             return base == nil && kept.isEmpty ? nil : kept
         }, replacesAll: fresh)
-        if !fresh { Self.makeAppendable(&change, upserting: changed, lines: lines, deleting: deleted, storage: storage) }
+        if !fresh {
+            Self.makeAppendable(&change, upserting: changed, lines: lines, deleting: deleted, storage: storage)
+            // The same, in place, for a write that appended the change's lines and checked that
+            // retention leaves nothing out (`apply` above, but nothing counted into `dropped`).
+            change.applyInPlace = { records in
+                if records.count > limit { records.removeFirst(records.count - limit) }
+                Self.upsert(changed, into: &records)
+                Self.remove(deleted, from: &records)
+                Self.retain(&records, limit: limit)
+            }
+        }
         change.voidsAttachment = voided
         return change
     }
