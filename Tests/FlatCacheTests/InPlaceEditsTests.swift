@@ -58,7 +58,10 @@ import Testing
             // Retention forgets what it leaves out: the model does too.
             model = Dictionary(uniqueKeysWithValues: expected.map { ($0.messageID, $0) })
 
+            let hits = try await cache.statistics().memoryHits
             let fromMemory = try await cache.messages.load(in: url)
+            // Memory took the change (in place, or the compaction's records): the load read no file.
+            #expect(try await cache.statistics().memoryHits == hits + 1, "round \(round): the load read the file")
             let fromFile = try await Cache(directory: folder.url, configuration: Configuration(maxMessagesPerChannel: limit))
                 .messages.load(in: url)
             // Compared whole; reported by id, so that a failure stays readable.
@@ -70,5 +73,31 @@ import Testing
         }
         // Most rounds appended their lines (the others compacted the file, or passed the limit).
         #expect(appendedRounds >= 20)
+    }
+
+    @Test func aChangeLogIntoAChannelTheWriteHadToReadLeavesItInMemory() async throws {
+        // Given an encrypted channel on disk that this cache has not read (sealed lines cannot be
+        // searched, so the write reads the file to append a change log)
+        var configuration = Configuration()
+        configuration.encryption = .aes256gcm(key: EncryptedGoldenTests.key)
+        let writer = try Cache(directory: folder.url, configuration: configuration)
+        try await writer.messages.replace(Fixtures.messages(3), in: url)
+        try await writer.flush()
+        let cache = try Cache(directory: folder.url, configuration: configuration)
+
+        // When a change log edits message 2 and deletes message 3
+        try await cache.messages.applyChangeLog(updated: [AppendedEditsTests.edited(2)], deletedMessageIDs: [3], in: url)
+        try await cache.flush()
+
+        // Then its lines are appended, and memory keeps what the write read with the change applied:
+        // the next load reads no file
+        // (An encrypted folder's file names are keyed: the one message file, found by listing.)
+        let messages = folder.appending("messages")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: messages.path).first { $0.hasSuffix(".lines") })
+        let file = try String(decoding: Data(contentsOf: messages.appendingPathComponent(name)), as: UTF8.self)
+        #expect(file.split(separator: "\n").count == 5)
+        let hits = try await cache.statistics().memoryHits
+        #expect(try await cache.messages.load(in: url) == [Fixtures.messages(1)[0], AppendedEditsTests.edited(2)])
+        #expect(try await cache.statistics().memoryHits == hits + 1)
     }
 }

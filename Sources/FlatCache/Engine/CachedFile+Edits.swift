@@ -11,10 +11,10 @@ extension CachedFile {
     /// `nil` (nothing written) otherwise: the file is then rewritten
     /// canonically, which is also what compacts it.
     func stageEdits(
-        _ changes: ArraySlice<Change<R>>, onDisk: [R], tail: RecordFile.Tail, capacity: Int, limit: Int
+        _ changes: ArraySlice<Change<R>>, onDisk: [R], read: Bool, tail: RecordFile.Tail, capacity: Int, limit: Int
     ) throws(FlatCacheError) -> RecordFile.StagedWrite? {
         if changes.count == 1, let change = changes.first, let applyInPlace = change.applyInPlace {
-            return try stageEdit(change, applyInPlace, onDisk: onDisk, tail: tail, capacity: capacity, limit: limit)
+            return try stageEdit(change, applyInPlace, onDisk: onDisk, read: read, tail: tail, capacity: capacity, limit: limit)
         }
         var records = onDisk
         var lines = [AppendedLine]()
@@ -40,18 +40,19 @@ extension CachedFile {
         return staged
     }
 
-    /// ``stageEdits(_:onDisk:tail:capacity:limit:)`` for one change that can
+    /// ``stageEdits(_:onDisk:read:tail:capacity:limit:)`` for one change that can
     /// apply itself in place (``Change/applyInPlace``): its lines are appended
     /// when the count it leaves (``Change/edit``) is within `limit` and
     /// `capacity`, and the records it leaves are not worked out here: memory
     /// changes its records in place once the write lands (``finish(tail:)``),
-    /// when they are still the records the lines were appended after (memory
-    /// may know an older file than the one read here, which another writer changed).
+    /// to the records read here (`read`), or to memory's when they are still
+    /// the records the lines were appended after (memory may know an older
+    /// file than the one the write found, which another writer changed).
     /// A change log into a channel of 100 messages then copies none of them,
     /// nor releases the old ones (issue 33: that was a third of its flush).
     private func stageEdit(
         _ change: Change<R>, _ applyInPlace: @escaping @Sendable (inout [R]) -> Void,
-        onDisk: [R], tail: RecordFile.Tail, capacity: Int, limit: Int
+        onDisk: [R], read: Bool, tail: RecordFile.Tail, capacity: Int, limit: Int
     ) throws(FlatCacheError) -> RecordFile.StagedWrite? {
         // Retention leaving a record out (the file shows fewer than it holds, or the change adds past the
         // limit) takes the rewrite, which counts what it drops.
@@ -66,7 +67,9 @@ extension CachedFile {
             tail.appendedLines + found.lines.count <= AppendedEdits.compactionBound(canonicalLines: canonical),
             let staged = try file.stageAppend(found.lines, after: tail)
         else { return nil }
-        installingInPlace = (applyInPlace, tail.stamp)
+        // Records read here are kept for memory; memory's own are not referenced twice (a second
+        // reference would make the change copy them).
+        installingInPlace = (applyInPlace, tail.stamp, read ? onDisk : nil)
         return staged
     }
 }

@@ -100,6 +100,8 @@ extension CachedFile {
         }
         var onDisk: [R]?
         var current: (records: [R]?, tail: RecordFile.Tail?)?
+        // Whether `onDisk` was read from the file here, rather than taken from memory.
+        var readHere = read != nil
         switch base {
         case .unknown: onDisk = nil
         case .records(let records, let tail, _): (onDisk, current) = (records, rebases ? (records, tail) : nil)
@@ -109,12 +111,14 @@ extension CachedFile {
                 onDisk = known.records
             } else {
                 onDisk = try engine.storage.loadLocked(file, as: R.self).records
+                readHere = true
             }
         }
         // Edits and deletions: their lines appended, when the file is known as it is now (format 2).
         if start == 0, !changes[0].replacesAll, let onDisk, let tail = base.tail,
             let staged = try stageEdits(
-                changes[...], onDisk: onDisk, tail: tail, capacity: rule?.capacity ?? .max, limit: rule?.limit ?? .max)
+                changes[...], onDisk: onDisk, read: readHere, tail: tail, capacity: rule?.capacity ?? .max,
+                limit: rule?.limit ?? .max)
         {
             return .write(staged)
         }
@@ -141,18 +145,25 @@ extension CachedFile {
         } else if let blind = appendingBlind, let tail {
             setDisk(.summary(count: blind.count, last: blind.last, tail: tail))
             setView(.none, extendsDisk: false)
-        } else if let (applyInPlace, stagedAfter) = installingInPlace, let tail {
-            // The records memory knows of the file, when they are those the lines were appended after (a
-            // prefix of the view is detached first: the same records), changed in place: once the view
-            // and `disk` let go, the only reference, unless a load handed them to the app (then the
-            // change copies them, as any would).
+        } else if var inPlace = installingInPlace, let tail {
+            // The records the lines were appended after, changed in place: those the write read, or
+            // memory's, when it still knows that file (a prefix of the view is detached first: the same
+            // records). Once the view and `disk` (or `installingInPlace`) let go, the only reference,
+            // unless a load handed them to the app (then the change copies them, as any would). Not a
+            // copy of the channel and a release of the old records, as before (issue 33): the engine's
+            // lock is held for less time than that took, though no longer on every core.
+            installingInPlace = nil
+            var read = inPlace.read
+            inPlace.read = nil
             setView(.none, extendsDisk: false)
-            if case .known(var records?, let known?) = disk, known.stamp == stagedAfter {
+            if var records = read {
+                read = nil
+                applyInPlace(inPlace.apply, to: &records, tail: tail)
+            } else if case .known(var records?, let known?) = disk, known.stamp == inPlace.after {
                 disk = .unknown
-                applyInPlace(&records)
-                setDisk(.known(records: records, tail: tail))
+                applyInPlace(inPlace.apply, to: &records, tail: tail)
             } else {
-                // Evicted meanwhile, or memory knew an older file than the write read: the next read reads it.
+                // Evicted meanwhile, or memory knew an older file than the one written: the next read reads it.
                 setDisk(.unknown)
             }
         } else {
@@ -171,6 +182,12 @@ extension CachedFile {
         appendingBlind = nil
         appending = nil
         updateCost()
+    }
+
+    /// Applies `apply` to `records` in place and makes them the records on disk, with `tail`.
+    private func applyInPlace(_ apply: @Sendable (inout [R]) -> Void, to records: inout [R], tail: RecordFile.Tail) {
+        apply(&records)
+        setDisk(.known(records: records, tail: tail))
     }
 
     func abandon(keepingChanges: Bool, staged: Bool) {

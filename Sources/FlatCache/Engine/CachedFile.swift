@@ -45,9 +45,10 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     /// lines are more than its records (appended edits, format 2).
     var installingIsFile = false
     /// For a write that appends one change's edits: the change in place, which
-    /// the records on disk take once it lands (``Change/applyInPlace``), and
-    /// the stamp of the file its lines were appended to.
-    var installingInPlace: (apply: @Sendable (inout [R]) -> Void, after: FileStamp)?
+    /// the records on disk take once it lands (``Change/applyInPlace``), the
+    /// stamp of the file its lines were appended to, and its records when the
+    /// write read them (`nil`: memory's, when it still knows that file).
+    var installingInPlace: (apply: @Sendable (inout [R]) -> Void, after: FileStamp, read: [R]?)?
     /// For a write that appends edits to a file whose records memory does
     /// not hold: at most how many records the file holds after it, and the
     /// last record before it (see ``Disk/summary(count:last:tail:)``).

@@ -17,7 +17,7 @@ struct Change<R: CacheRecord>: Sendable {
     /// appended to a file holding `records`, make it read as the change's
     /// result; `nil` when the change must rewrite the file. A write appends
     /// them instead of rewriting the channel when the change leaves out
-    /// nothing by retention (``CachedFile/stageEdits(_:onDisk:tail:rule:)``).
+    /// nothing by retention (``CachedFile/stageEdits(_:onDisk:read:tail:capacity:limit:)``).
     var edit: (@Sendable (_ records: [R]) -> (lines: [AppendedLine], count: Int)?)?
     /// ``apply`` done to the records in place, for a change that retention
     /// leaves nothing out of (the caller checks, with the count ``edit``

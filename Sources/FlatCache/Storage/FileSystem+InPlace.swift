@@ -120,15 +120,20 @@ extension FileSystem {
     /// random per inode on ext4), the birth time in nanoseconds on Apple
     /// platforms; 0 where the file system keeps neither.
     static func generation(at path: String) -> UInt64 {
+        #if canImport(Glibc)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return 0 }
         defer { _ = close(descriptor) }
+        return generation(of: descriptor, status: stat())
+        #else
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return 0 }
-        return generation(of: descriptor, status: info)
+        guard lstat(path, &info) == 0 else { return 0 }
+        return generation(of: -1, status: info)
+        #endif
     }
 
-    /// ``generation(at:)`` of the file open as `descriptor`, whose `fstat` is `info`.
+    /// ``generation(at:)`` of the file open as `descriptor` (Linux asks it), whose `stat` is `info`
+    /// (Apple platforms read it).
     static func generation(of descriptor: Int32, status info: stat) -> UInt64 {
         #if canImport(Glibc)
         var generation = 0
