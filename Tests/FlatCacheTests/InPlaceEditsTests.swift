@@ -6,9 +6,9 @@ import Testing
 /// applied to memory's records in place once the write lands, instead of
 /// to a copy of the channel (issue 33). Memory must then say exactly what
 /// the file says: this instance's loads, a new instance's and a model's
-/// agree after every round of random edits, deletions, new messages older
-/// than the newest, ties in one millisecond, and change logs that pass the
-/// retention limit.
+/// agree after every round of random edits (some moving a message),
+/// deletions, new messages older than the newest, ties in one millisecond,
+/// and change logs that pass the retention limit.
 @Suite struct InPlaceEditsTests {
     typealias Cache = ChatCache<ChatMessage, ChatChannel, ChatUser>
     let folder: TemporaryFolder
@@ -39,6 +39,8 @@ import Testing
                 var message = model[id]!
                 message.text = "round \(round) edit of \(id)"
                 message.updatedAt = Int64(round + 1)
+                // Now and then an edit that moves the message (its place in canonical order changes).
+                if Int.random(in: 0..<5, using: &random) == 0 { message.createdAt = Int64.random(in: 0...nextID * 1_000, using: &random) }
                 updated.append(message)
             }
             for _ in 0..<Int.random(in: 0...3, using: &random) {

@@ -159,12 +159,7 @@ extension MessageStore {
             Self.makeAppendable(&change, upserting: changed, lines: lines, deleting: deleted, storage: storage)
             // The same, in place, for a write that appended the change's lines and checked that
             // retention leaves nothing out (`apply` above, but nothing counted into `dropped`).
-            change.applyInPlace = { records in
-                if records.count > limit { records.removeFirst(records.count - limit) }
-                Self.upsert(changed, into: &records)
-                Self.remove(deleted, from: &records)
-                Self.retain(&records, limit: limit)
-            }
+            change.applyInPlace = { records in Self.applyEdit(changed, deleting: deleted, limit: limit, to: &records) }
         }
         change.voidsAttachment = voided
         return change

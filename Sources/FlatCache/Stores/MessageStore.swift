@@ -247,34 +247,26 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
             while index < ids.count, ids[index] != ids[index - 1] { index += 1 }
             if index >= ids.count { return incoming }
         }
-        var merged = existing
-        upsert(incoming, into: &merged)
-        return merged
-    }
-
-    /// ``upserting(_:into:)`` in place: `messages` with each incoming message
-    /// put in place of the one with its id, or added. Changes only the
-    /// messages it puts in, when `messages` is the array's only reference.
-    @_specialize(where Message == ChatMessage)
-    static func upsert(_ incoming: [Message], into messages: inout [Message]) {
         // The last incoming message of each id, then where the existing ones with those ids are (the
         // last, should an id repeat): the existing messages' ids read in place, none copied, so that an
         // edit of 5 messages in a channel of 700 costs a pass over their ids, not a copy of each.
         var last = [Message.MessageID: Int](minimumCapacity: incoming.count)
         for position in incoming.indices { last[incoming[position].messageID] = position }
         var found = [Message.MessageID: Int](minimumCapacity: incoming.count)
-        messages.withUnsafeBufferPointer { buffer in
+        existing.withUnsafeBufferPointer { buffer in
             for position in buffer.indices where last[buffer[position].messageID] != nil {
                 found[buffer[position].messageID] = position
             }
         }
-        for (id, position) in found { messages[position] = incoming[last[id]!] }
+        var merged = existing
+        for (id, position) in found { merged[position] = incoming[last[id]!] }
         // The others added in the order given, each once, as its last version.
         for position in incoming.indices {
             let id = incoming[position].messageID
             guard found[id] == nil, let newest = last.removeValue(forKey: id) else { continue }
-            messages.append(incoming[newest])
+            merged.append(incoming[newest])
         }
+        return merged
     }
 
     /// `messages` without those whose ids are in `deleted`, in place: their
@@ -288,13 +280,6 @@ public struct MessageStore<Message: MessageRecord>: Sendable {
             buffer.indices.filter { deleted.contains(buffer[$0].messageID) }
         }
         for position in positions.reversed() { messages.remove(at: position) }
-    }
-
-    /// ``retained(_:limit:dropped:)`` in place, without counting what it leaves out.
-    @_specialize(where Message == ChatMessage)
-    static func retain(_ messages: inout [Message], limit: Int) {
-        CanonicalOrder.order(&messages)
-        if messages.count > limit { messages.removeFirst(messages.count - limit) }
     }
 
     /// Canonical order, and only the most recent `limit`.
