@@ -14,42 +14,16 @@ enum BlockingWork {
     }
 
     /// Calls `body` for every index in `0..<count`, on up to `width` threads
-    /// at once, and returns when all are done. Threads of its own, not a
-    /// pool's: the body may block (an `fsync` waits for the disk), and waits
-    /// overlap, which is how several `fsync`s cost little more than one.
+    /// at once (the caller's among them), and returns when all are done.
+    /// Threads of FlatCache's own (``WorkerThreads``), not a pool's: the body
+    /// may block (an `fsync` waits for the disk), and waits overlap, which is
+    /// how several `fsync`s cost little more than one.
     static func forEach(_ count: Int, width: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let threads = min(width, count)
-        guard threads > 1 else {
+        guard min(width, count) > 1 else {
             for index in 0..<count { body(index) }
             return
         }
-        // Escaping: a finished thread may let go of its closure only after the wait below returns.
-        let next = Counter()
-        let group = DispatchGroup()
-        for _ in 0..<threads {
-            group.enter()
-            let thread = Thread {
-                while let index = next.take(below: count) { body(index) }
-                group.leave()
-            }
-            thread.start()
-        }
-        group.wait()
-    }
-
-    /// Hands out indices, each once.
-    private final class Counter: @unchecked Sendable {
-        // Lock rule: held only to read or change `value`; nothing is called out under it.
-        private let lock = NSLock()
-        private var value = 0  // guarded by lock
-
-        func take(below count: Int) -> Int? {
-            lock.withLock {
-                guard value < count else { return nil }
-                defer { value += 1 }
-                return value
-            }
-        }
+        WorkerThreads.shared.forEach(count, width: width, body)
     }
 }
 

@@ -79,8 +79,15 @@ extension CacheEngine {
 
     /// Syncs what the staged writes put in temporary files, and the appends the journal does not take.
     private func synchronizeStaged(_ steps: Slots<Result<StagedStep, FlatCacheError>>) {
-        BlockingWork.forEach(steps.all.count, width: 8) { index in
-            guard case .success(.write(let staged)) = steps[index], !self.storage.takesJournal(staged) else { return }
+        // Only those that have something to sync: a flush whose appends the journal takes fans out to no one.
+        let syncing = steps.all.indices.filter { index in
+            guard case .success(.write(let staged)) = steps[index] else { return false }
+            if case .unchanged = staged.kind { return false }
+            return !storage.takesJournal(staged)
+        }
+        BlockingWork.forEach(syncing.count, width: 8) { job in
+            let index = syncing[job]
+            guard case .success(.write(let staged)) = steps[index] else { return }
             do throws(FlatCacheError) {
                 try staged.file.synchronize(staged)
             } catch {
