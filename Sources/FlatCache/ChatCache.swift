@@ -152,6 +152,13 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
             }
             return
         }
+        // A folder that already names these types and this key, with no key change under way, needs no
+        // write: it is opened without taking every lock, which another process's sweep may hold for a while.
+        if try !KeyChange.isUnderWay(layout), let cached = try RecordTypesFile.readContents(layout),
+            cached.types == requested, cached.keyID == layout.sealer?.keyID
+        {
+            return
+        }
         // Under every lock: two processes opening a new folder with different types cannot both win.
         try storage.locks.withAllLocks { () throws(FlatCacheError) in
             // A key change a crash cut short is finished first (toward this cache's key).

@@ -90,4 +90,29 @@ import Testing
             #expect(load.done > slowest)
         }
     }
+
+    /// Opening a folder that already names the cache's record types writes
+    /// nothing, so it takes none of the folder's locks: another process's
+    /// sweep (which holds them all) does not hold up an app's launch.
+    @Test(.timeLimit(.minutes(1)))
+    func openingAnExistingCacheDoesNotWaitForAnotherProcesssLocks() async throws {
+        // Given a cache folder with a channel
+        let writer = try ChatCache(directory: folder.url)
+        try writer.messages.saveNow(Fixtures.messages(3, in: "trip"))
+
+        // and another process holding every lock of the folder for 8 s
+        let holder = try holdLocks(for: 8)
+        let start = ContinuousClock.now
+
+        // When a cache opens the folder (its channel's messages are in another instance's memory only)
+        let opened = try ChatCache(directory: folder.url)
+        let openedAfter = ContinuousClock.now - start
+
+        // Then it opened long before the holder let go (it used to wait the whole 8 s)
+        #expect(openedAfter < .seconds(5), "the open took \(openedAfter)")
+        // and its first read waits for the lock, then reads the channel
+        #expect(try await opened.messages.load(in: "trip").count == 3)
+        holder.waitUntilExit()
+        #expect(holder.terminationStatus == 0)
+    }
 }
