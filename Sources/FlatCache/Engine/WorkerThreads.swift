@@ -74,19 +74,20 @@ final class WorkerThreads: @unchecked Sendable {
             thread.name = "FlatCache worker"
             thread.start()
         }
+        condition.lock()
         run(batch, helping: false)
         condition.lock()
         while batch.finished < batch.count { condition.wait() }
         condition.unlock()
     }
 
-    /// Runs `batch`'s indices until none are left to hand out. A helper
-    /// (`helping`) counts as free again in the same hold of the lock that
-    /// finds none left, so that a caller who sees its call done sees the
-    /// helpers free for the next.
+    /// Runs `batch`'s indices until none are left to hand out. Called
+    /// holding the condition's lock, which it releases. A helper (`helping`)
+    /// joins in the same hold of the lock that gave it its seat, and counts
+    /// as free again in the hold that finds no index left, so that a caller
+    /// who sees its call done sees its helpers free for the next.
     private func run(_ batch: Batch, helping: Bool) {
         var ran = false
-        condition.lock()
         while true {
             if ran {
                 batch.finished += 1
@@ -97,7 +98,12 @@ final class WorkerThreads: @unchecked Sendable {
             batch.next += 1
             if batch.next == batch.count { open.removeAll { $0 === batch } }
             condition.unlock()
+            #if canImport(Darwin)
+            // A kept thread drains its own pool only when it ends: each body drains what it made.
+            autoreleasepool { batch.body(index) }
+            #else
             batch.body(index)
+            #endif
             ran = true
             condition.lock()
         }
@@ -113,7 +119,6 @@ final class WorkerThreads: @unchecked Sendable {
             if let batch = open.first(where: { $0.seats > 0 }) {
                 batch.seats -= 1
                 busy += 1
-                condition.unlock()
                 run(batch, helping: true)
                 condition.lock()
                 continue
