@@ -1,0 +1,56 @@
+import Testing
+
+@testable import FlatCache
+
+/// Whether a message meets a query, and what to highlight: the reference every index agrees with.
+struct SearchMatchTests {
+    /// The highlighted parts of `text` for `query`, or `nil` when it is not a hit.
+    private func highlights(_ query: String, in text: String) -> [String]? {
+        SearchQuery(query).match(in: text)?.map { String(text[$0]) }
+    }
+
+    @Test func everyWordMustBeThere() {
+        #expect(highlights("coffee tomorrow ", in: "Coffee tomorrow? Sure, coffee!") == ["Coffee", "tomorrow", "coffee"])
+        #expect(highlights("coffee tonight ", in: "Coffee tomorrow?") == nil)
+        #expect(highlights("", in: "anything") == nil)
+    }
+
+    @Test func aPrefixFindsTheWordsItBegins() {
+        #expect(highlights("tra", in: "The trail and the tram") == ["trail", "tram"])
+        #expect(highlights("tra ", in: "The trail and the tram") == nil)
+        #expect(highlights("jos", in: "José said hi") == ["José"])
+    }
+
+    @Test func aPhraseNeedsItsWordsInOrderAndTogether() {
+        #expect(highlights("\"see you there\"", in: "See you there at 7, see you!") == ["See you there"])
+        #expect(highlights("\"you see\"", in: "See you there") == nil)
+        #expect(highlights("\"see there\"", in: "See you there") == nil)
+    }
+
+    @Test func foldingWorksBothWays() {
+        #expect(highlights("cafe ", in: "Meet at the CAFÉ") == ["CAFÉ"])
+        #expect(highlights("CAFÉ ", in: "meet at the cafe") == ["cafe"])
+        #expect(highlights("strasse ", in: "Hauptstraße? No: Straße 5") == ["Straße"])
+        #expect(highlights("odegaard ", in: "Ødegaard scored") == ["Ødegaard"])
+    }
+
+    @Test func chineseAndJapaneseAreFoundInsideRuns() {
+        #expect(highlights("東京", in: "明日東京タワーに行く") == ["東京"])
+        #expect(highlights("タワー", in: "明日東京タワーに行く") == ["タワー"])
+        #expect(highlights("京", in: "明日東京タワーに行く") == ["京タ"])
+        #expect(highlights("東京タワー", in: "明日東京タワーに行く") == ["東京タワー"])
+        #expect(highlights("京東", in: "明日東京タワーに行く") == nil)
+        // One character found where it ends a run, too.
+        #expect(highlights("く", in: "明日東京タワーに行く") == ["く"])
+    }
+
+    @Test func thaiIsFoundInsideRuns() {
+        #expect(highlights("สวัสดี", in: "สวัสดีครับ") == ["สวัสดี"])
+        #expect(highlights("ครับ", in: "สวัสดีครับ") == ["ครับ"])
+    }
+
+    @Test func emojiAreFoundWhateverTheirSkinTone() {
+        #expect(highlights("👍", in: "ok 👍🏽 done") == ["👍🏽"])
+        #expect(highlights("❤️", in: "love it ❤") == ["❤"])
+    }
+}
