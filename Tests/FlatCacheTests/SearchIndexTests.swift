@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+@testable import FlatCache
+
+/// The in-memory index against the reference: every query finds exactly the messages `SearchQuery.match(in:)` finds.
+struct SearchIndexTests {
+    private typealias Index = SearchIndex<Int64>
+
+    private static let vocabulary = [
+        "hello", "trail", "tram", "Trailhead", "coffee", "café", "CAFE", "see", "you", "there", "tomorrow", "José", "jose",
+        "Straße", "strasse", "Ødegaard", "привет", "Привет", "東京タワー", "東京", "京都", "明日", "ありがとう", "สวัสดีครับ",
+        "ครับ", "👍", "👍🏽", "❤️", "don't", "example.com/trail", "12", "km", "12km", "naïve", "NAIVE",
+    ]
+
+    private static let queries = [
+        "trail", "trail ", "tra", "tr", "t", "café ", "cafe", "CAFÉ", "jose ", "JOSÉ", "strasse ", "odegaard", "привет ",
+        "東京", "京", "東京タワー", "タワー", "京都", "都", "ありがとう", "สวัสดี", "ครับ", "👍", "❤", "don ", "com trail",
+        "\"see you there\"", "\"you see\"", "\"trail tram\"", "\"東京タワー hello\"", "hello \"see you\" tra", "12 km",
+        "naive ", "nothingatall", "\"\"", "",
+    ]
+
+    /// A random message of 1–12 words of the vocabulary.
+    private static func text(_ random: inout SeededGenerator) -> String {
+        (0..<Int.random(in: 1...12, using: &random)).map { _ in vocabulary.randomElement(using: &random)! }
+            .joined(separator: Bool.random(using: &random) ? ", " : " ")
+    }
+
+    @Test func everyQueryFindsWhatTheReferenceFinds() {
+        var random = SeededGenerator(seed: 34)
+        var index = Index()
+        var texts = [String: [Int64: String]]()
+        for channel in 0..<6 {
+            let messages = (0..<40).map { key in Index.Message(key: Int64(key), sender: "u\(key % 3)", createdAt: Int64(key), text: Self.text(&random)) }
+            index.replaceChannel("c\(channel)", with: messages)
+            texts["c\(channel)"] = Dictionary(uniqueKeysWithValues: messages.map { ($0.key, $0.text) })
+        }
+        check(&index, texts)
+        // Edits and deletions: a channel read again whole, one emptied; then the dead dropped.
+        let edited = (0..<30).map { key in Index.Message(key: Int64(key), sender: "u0", createdAt: Int64(100 + key), text: Self.text(&random)) }
+        index.replaceChannel("c2", with: edited)
+        texts["c2"] = Dictionary(uniqueKeysWithValues: edited.map { ($0.key, $0.text) })
+        index.replaceChannel("c4", with: [])
+        texts["c4"] = nil
+        check(&index, texts)
+        #expect(index.deadCount == 80)
+        index.compact()
+        #expect(index.deadCount == 0)
+        check(&index, texts)
+    }
+
+    private func check(_ index: inout Index, _ texts: [String: [Int64: String]]) {
+        var queriesWithHits = 0
+        for query in Self.queries {
+            let parsed = SearchQuery(query)
+            let expected = Set(texts.flatMap { channel, messages in
+                messages.filter { parsed.match(in: $0.value) != nil }.map { "\(channel)/\($0.key)" }
+            })
+            let found = index.search(parsed).map { hit in
+                let document = index.documents[Int(hit.document)]
+                return "\(index.channels[Int(document.channel)])/\(document.key)"
+            }
+            #expect(found.count == Set(found).count, "\(query): a message found twice")
+            #expect(Set(found) == expected, "\(query): found \(found.count), expected \(expected.count)")
+            if !expected.isEmpty { queriesWithHits += 1 }
+        }
+        // The corpus is made so that most queries find something: a check of empty sets proves little.
+        #expect(queriesWithHits >= Self.queries.count - 6)
+    }
+
+    @Test func filtersNarrowAndNewestFirstOrders() {
+        var index = Index()
+        index.replaceChannel("a", with: [
+            .init(key: 1, sender: "ann", createdAt: 10, text: "coffee at nine"),
+            .init(key: 2, sender: "bob", createdAt: 30, text: "coffee? coffee!"),
+        ])
+        index.replaceChannel("b", with: [.init(key: 3, sender: "ann", createdAt: 20, text: "more coffee")])
+        func keys(_ filter: Index.Filter = .init(), _ order: Index.Order = .newestFirst, limit: Int = .max) -> [Int64] {
+            index.search(SearchQuery("coffee"), filter: filter, order: order, limit: limit).map { index.documents[Int($0.document)].key }
+        }
+        #expect(keys() == [2, 3, 1])
+        #expect(keys(limit: 2) == [2, 3])
+        #expect(keys(.init(channels: ["a"])) == [2, 1])
+        #expect(keys(.init(senders: ["ann"])) == [3, 1])
+        #expect(keys(.init(from: 20)) == [2, 3])
+        #expect(keys(.init(until: 20)) == [1])
+        #expect(keys(.init(channels: ["nowhere"])) == [])
+    }
+
+    @Test func relevanceRanksMoreAndDenserMatchesFirst() {
+        var index = Index()
+        index.replaceChannel("a", with: [
+            .init(key: 1, sender: "u", createdAt: 3, text: "trail notes and other things to bring along tomorrow"),
+            .init(key: 2, sender: "u", createdAt: 1, text: "trail trail"),
+            .init(key: 3, sender: "u", createdAt: 2, text: "the trail"),
+            .init(key: 4, sender: "u", createdAt: 4, text: "nothing here"),
+        ])
+        let ranked = index.search(SearchQuery("trail ")).map { index.documents[Int($0.document)].key }
+        #expect(ranked == [2, 3, 1])
+    }
+}
