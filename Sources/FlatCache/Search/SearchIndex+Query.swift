@@ -33,26 +33,24 @@ extension SearchIndex {
     mutating func search(_ query: SearchQuery, filter: Filter = Filter(), order: Order = .relevance, limit: Int = .max) -> [Hit] {
         guard !query.isEmpty, liveCount > 0, limit > 0 else { return [] }
         let clauses = query.clauses.map { matches(of: $0) }
-        // Every clause, its documents intersected, smallest first.
-        var candidates = clauses.min { $0.documents.count < $1.documents.count }!.documents
-        for clause in clauses where !candidates.isEmpty {
-            candidates = candidates.filter { clause.frequency(of: $0) != nil }
-        }
+        // The documents of the clause with fewest, looked up in each other clause (all ascending).
+        let smallest = clauses.indices.min { clauses[$0].documents.count < clauses[$1].documents.count }!
+        var cursors = [Int](repeating: 0, count: clauses.count)
         let channelNumbers = filter.channels.map { Set($0.compactMap { channels.firstIndex(of: $0).map(Int32.init) }) }
         let averageLength = Double(liveLength) / Double(liveCount)
         var hits = [Hit]()
-        for document in candidates {
-            let info = documents[Int(document)]
-            if let channelNumbers, !channelNumbers.contains(info.channel) { continue }
-            if let senders = filter.senders, !senders.contains(info.sender) { continue }
-            if let from = filter.from, info.createdAt < from { continue }
-            if let until = filter.until, info.createdAt >= until { continue }
+        candidates: for document in clauses[smallest].documents {
             var score = 0.0
-            for clause in clauses {
+            for (number, clause) in clauses.enumerated() {
+                guard let frequency = clause.frequency(of: document, from: &cursors[number]) else { continue candidates }
                 score += Self.bm25(
-                    frequency: Double(clause.frequency(of: document)!), length: Double(info.length), averageLength: averageLength,
+                    frequency: Double(frequency), length: Double(lengths[Int(document)]), averageLength: averageLength,
                     documentCount: Double(liveCount), withTerm: Double(clause.documents.count))
             }
+            if let channelNumbers, !channelNumbers.contains(documents[Int(document)].channel) { continue }
+            if let senders = filter.senders, !senders.contains(documents[Int(document)].sender) { continue }
+            if let from = filter.from, createdAt[Int(document)] < from { continue }
+            if let until = filter.until, createdAt[Int(document)] >= until { continue }
             hits.append(Hit(document: document, score: score))
         }
         return top(hits, limit, order)
@@ -92,7 +90,7 @@ extension SearchIndex {
 
     /// Whether document `a` is newer than `b`: created later, or added later at the same millisecond.
     private func newer(_ a: Int32, _ b: Int32) -> Bool {
-        let (first, second) = (documents[Int(a)].createdAt, documents[Int(b)].createdAt)
+        let (first, second) = (createdAt[Int(a)], createdAt[Int(b)])
         return first != second ? first > second : a > b
     }
 
@@ -100,64 +98,93 @@ extension SearchIndex {
     private mutating func matches(of clause: SearchQuery.Clause) -> ClauseMatches {
         switch clause {
         case .term(let term, prefix: false):
-            return ClauseMatches(postings[term].map { live($0) { _, places in places.count } } ?? [])
+            guard let list = postings(of: term) else { return ClauseMatches() }
+            return live(list)
         case .term(let term, prefix: true):
-            var all = [(Int32, Int)]()
-            for expansion in terms(beginningWith: term) {
-                all += live(postings[expansion]!) { _, places in places.count }
-            }
+            let expansions = terms(beginningWith: term)
+            if expansions.count == 1 { return live(postings[Int(expansions.first!)]) }
             // A document with several of the expansions counts each of their places.
-            all.sort { $0.0 < $1.0 }
-            var merged = [(Int32, Int)]()
+            var all = [(document: Int32, frequency: Int32)]()
+            for expansion in expansions {
+                let list = live(postings[Int(expansion)])
+                all += zip(list.documents, list.frequencies).map { ($0, $1) }
+            }
+            all.sort { $0.document < $1.document }
+            var merged = ClauseMatches()
             for (document, frequency) in all {
-                if let last = merged.last, last.0 == document {
-                    merged[merged.count - 1].1 += frequency
+                if merged.documents.last == document {
+                    merged.frequencies[merged.frequencies.count - 1] += frequency
                 } else {
-                    merged.append((document, frequency))
+                    merged.documents.append(document)
+                    merged.frequencies.append(frequency)
                 }
             }
-            return ClauseMatches(merged)
-        case .phrase(let terms):
-            let lists = terms.compactMap { postings[$0.term] }
-            guard lists.count == terms.count else { return ClauseMatches([]) }
-            // Each later term's places by document, for the documents of the first.
+            return merged
+        case .phrase(let placed):
+            let lists = placed.compactMap { postings(of: $0.term) }
+            guard lists.count == placed.count else { return ClauseMatches() }
+            var found = ClauseMatches()
+            var cursors = [Int](repeating: 0, count: lists.count)
             let first = lists[0]
-            var found = [(Int32, Int)]()
-            let lookups = lists.dropFirst().map { list in Dictionary(uniqueKeysWithValues: list.documents.enumerated().map { ($1, $0) }) }
-            for index in first.documents.indices where documents[Int(first.documents[index])].isLive {
+            documents: for index in first.documents.indices where isLive[Int(first.documents[index])] {
                 let document = first.documents[index]
-                let others = zip(lists.dropFirst(), lookups).compactMap { list, lookup in lookup[document].map { list.places(at: $0) } }
-                guard others.count == lists.count - 1 else { continue }
-                let count = first.places(at: index).filter { start in
-                    zip(terms.dropFirst(), others).allSatisfy { placed, places in
-                        places.contains(UInt16(clamping: Int(start) + placed.offset))
+                // Each later term's places in this document (the cursors only move forward).
+                var others = [ArraySlice<UInt16>]()
+                for number in 1..<lists.count {
+                    let list = lists[number]
+                    while cursors[number] < list.documents.count, list.documents[cursors[number]] < document { cursors[number] += 1 }
+                    guard cursors[number] < list.documents.count, list.documents[cursors[number]] == document else { continue documents }
+                    others.append(list.places(at: cursors[number]))
+                }
+                var count: Int32 = 0
+                for start in first.places(at: index) {
+                    let all = zip(placed.dropFirst(), others).allSatisfy { term, places in
+                        Self.contains(places, UInt16(clamping: Int(start) + term.offset))
                     }
-                }.count
-                if count > 0 { found.append((document, count)) }
+                    if all { count += 1 }
+                }
+                if count > 0 {
+                    found.documents.append(document)
+                    found.frequencies.append(count)
+                }
             }
-            return ClauseMatches(found)
+            return found
         }
     }
 
-    /// The live documents of `postings`, each with `frequency` of its places.
-    private func live(_ postings: Postings, _ frequency: (Int32, ArraySlice<UInt16>) -> Int) -> [(Int32, Int)] {
-        postings.documents.indices.compactMap { index in
-            let document = postings.documents[index]
-            return documents[Int(document)].isLive ? (document, frequency(document, postings.places(at: index))) : nil
+    /// Whether the ascending `places` hold `place`.
+    private static func contains(_ places: ArraySlice<UInt16>, _ place: UInt16) -> Bool {
+        var low = places.startIndex
+        var high = places.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if places[middle] < place { low = middle + 1 } else { high = middle }
         }
+        return low < places.endIndex && places[low] == place
+    }
+
+    /// The live documents of `postings`, each with how many places it has there.
+    private func live(_ postings: Postings) -> ClauseMatches {
+        var matches = ClauseMatches()
+        matches.documents.reserveCapacity(postings.documents.count)
+        matches.frequencies.reserveCapacity(postings.documents.count)
+        for index in postings.documents.indices where isLive[Int(postings.documents[index])] {
+            matches.documents.append(postings.documents[index])
+            matches.frequencies.append(Int32(postings.places(at: index).count))
+        }
+        return matches
     }
 }
 
 /// One clause's documents, ascending, and how often each meets it.
 struct ClauseMatches {
-    let documents: [Int32]
-    private let frequencies: [Int32: Int]
+    var documents: [Int32] = []
+    var frequencies: [Int32] = []
 
-    init(_ matches: [(Int32, Int)]) {
-        documents = matches.map(\.0)
-        frequencies = Dictionary(uniqueKeysWithValues: matches)
+    /// How often `document` meets the clause; `nil` when it does not. `cursor` is where the last
+    /// lookup ended: documents are looked up in ascending order, so it only moves forward.
+    func frequency(of document: Int32, from cursor: inout Int) -> Int32? {
+        while cursor < documents.count, documents[cursor] < document { cursor += 1 }
+        return cursor < documents.count && documents[cursor] == document ? frequencies[cursor] : nil
     }
-
-    /// How often `document` meets the clause; `nil` when it does not.
-    func frequency(of document: Int32) -> Int? { frequencies[document] }
 }

@@ -1,5 +1,5 @@
 /// An inverted index over messages' text, in memory: each term's documents,
-/// with the places it has in each (for phrases) and how often (for ranking).
+/// with the places it has in each (for phrases and for how often it appears).
 ///
 /// Documents are added a channel at a time and removed the same way: a channel
 /// whose file changed is read again whole (`replaceChannel`), which is how an
@@ -17,27 +17,27 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
         var key: Key
         /// The message's sender, as the app's user id.
         var sender: String
-        /// Milliseconds since 1970, for "newest first" and time filters.
-        var createdAt: Int64
-        /// How many tokens its text has (ranking weighs a term against it).
-        var length: Int32
-        /// Whether it is still in the index (not removed since added).
-        var isLive: Bool
     }
 
-    /// The documents of one term, in the order they were added.
+    /// The documents of one term, ascending.
     struct Postings: Sendable {
-        /// Each document's number.
+        /// Each document's number, ascending.
         var documents: [Int32] = []
         /// Where each document's places start in ``places`` (they end where the next one's start).
         var placeStarts: [Int32] = []
-        /// The term's places in each document, in order.
+        /// The term's places in each document, ascending.
         var places: [UInt16] = []
 
         /// The places of the `index`th document.
         func places(at index: Int) -> ArraySlice<UInt16> {
             let end = index + 1 < placeStarts.count ? Int(placeStarts[index + 1]) : places.count
             return places[Int(placeStarts[index])..<end]
+        }
+
+        mutating func append(_ document: Int32, _ newPlaces: ArraySlice<UInt16>) {
+            documents.append(document)
+            placeStarts.append(Int32(places.count))
+            places += newPlaces
         }
     }
 
@@ -53,15 +53,26 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
         var text: String
     }
 
+    /// Every document added since the last compaction, by number, live or not.
     private(set) var documents: [Document] = []
-    private(set) var postings: [String: Postings] = [:]
+    /// Whether each document is still in the index (not removed since added).
+    private(set) var isLive: [Bool] = []
+    /// Each document's creation time (milliseconds since 1970): for "newest first" and time filters.
+    private(set) var createdAt: [Int64] = []
+    /// How many tokens each document's text has: ranking weighs a term against it.
+    private(set) var lengths: [Int32] = []
     /// Channel ids, by number.
     private(set) var channels: [String] = []
     private var channelNumbers: [String: Int32] = [:]
     /// Each channel's live documents, by number.
     private var channelDocuments: [Int32: [Int32]] = [:]
-    /// Every term, sorted by UTF-8 bytes, for prefixes; `nil` after a term was added until the next prefix lookup.
-    private var sortedTerms: [String]?
+    /// Every term, by number, and the numbers by term.
+    private(set) var terms: [String] = []
+    private var termNumbers: [String: Int32] = [:]
+    /// Each term's postings, by number.
+    private(set) var postings: [Postings] = []
+    /// Term numbers sorted by their terms' UTF-8 bytes, for prefixes; `nil` after a term was added until the next prefix lookup.
+    private var sortedTerms: [Int32]?
     /// How many documents are live, and their tokens in all.
     private(set) var liveCount = 0
     private(set) var liveLength = 0
@@ -72,13 +83,14 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
     mutating func replaceChannel(_ channel: String, with messages: [Message]) {
         let number = channelNumber(channel)
         for document in channelDocuments[number] ?? [] {
-            documents[Int(document)].isLive = false
+            isLive[Int(document)] = false
             liveCount -= 1
-            liveLength -= Int(documents[Int(document)].length)
+            liveLength -= Int(lengths[Int(document)])
         }
         var added = [Int32]()
         added.reserveCapacity(messages.count)
-        for message in messages { added.append(add(message, channel: number)) }
+        var scratch = [(term: Int32, place: UInt16)]()
+        for message in messages { added.append(add(message, channel: number, scratch: &scratch)) }
         channelDocuments[number] = added.isEmpty ? nil : added
     }
 
@@ -88,43 +100,48 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
     /// Documents removed but still in the postings.
     var deadCount: Int { documents.count - liveCount }
 
+    /// The postings of `term`, if any document ever had it.
+    func postings(of term: String) -> Postings? { termNumbers[term].map { postings[Int($0)] } }
+
     /// Drops the removed documents from the postings and numbers the rest anew.
     mutating func compact() {
         guard deadCount > 0 else { return }
         var renumbered = [Int32](repeating: -1, count: documents.count)
-        var kept = [Document]()
-        kept.reserveCapacity(liveCount)
-        for (number, document) in documents.enumerated() where document.isLive {
-            renumbered[number] = Int32(kept.count)
-            kept.append(document)
+        var next: Int32 = 0
+        for number in documents.indices where isLive[number] {
+            renumbered[number] = next
+            next += 1
         }
-        var compacted = [String: Postings](minimumCapacity: postings.count)
-        for (term, old) in postings {
+        let kept = documents.indices.filter { isLive[$0] }
+        documents = kept.map { documents[$0] }
+        createdAt = kept.map { createdAt[$0] }
+        lengths = kept.map { lengths[$0] }
+        isLive = Array(repeating: true, count: kept.count)
+        postings = postings.map { old in
             var new = Postings()
             for index in old.documents.indices where renumbered[Int(old.documents[index])] >= 0 {
-                new.documents.append(renumbered[Int(old.documents[index])])
-                new.placeStarts.append(Int32(new.places.count))
-                new.places += old.places(at: index)
+                new.append(renumbered[Int(old.documents[index])], old.places(at: index))
             }
-            if !new.documents.isEmpty { compacted[term] = new }
+            return new
         }
         channelDocuments = channelDocuments.mapValues { $0.map { renumbered[Int($0)] } }
-        (documents, postings, sortedTerms) = (kept, compacted, nil)
     }
 
-    /// The terms that begin with `prefix` (`prefix` itself included), by their UTF-8 bytes.
-    mutating func terms(beginningWith prefix: String) -> ArraySlice<String> {
-        if sortedTerms == nil { sortedTerms = postings.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
-        let terms = sortedTerms!
+    /// The numbers of the terms that begin with `prefix` (`prefix` itself included), by their UTF-8 bytes.
+    mutating func terms(beginningWith prefix: String) -> ArraySlice<Int32> {
+        if sortedTerms == nil {
+            sortedTerms = terms.indices.map(Int32.init).sorted { terms[Int($0)].utf8.lexicographicallyPrecedes(terms[Int($1)].utf8) }
+        }
+        let sorted = sortedTerms!
         var low = 0
-        var high = terms.count
+        var high = sorted.count
         while low < high {
             let middle = (low + high) / 2
-            if terms[middle].utf8.lexicographicallyPrecedes(prefix.utf8) { low = middle + 1 } else { high = middle }
+            if terms[Int(sorted[middle])].utf8.lexicographicallyPrecedes(prefix.utf8) { low = middle + 1 } else { high = middle }
         }
         var end = low
-        while end < terms.count, terms[end].utf8.starts(with: prefix.utf8) { end += 1 }
-        return terms[low..<end]
+        while end < sorted.count, terms[Int(sorted[end])].utf8.starts(with: prefix.utf8) { end += 1 }
+        return sorted[low..<end]
     }
 
     private mutating func channelNumber(_ channel: String) -> Int32 {
@@ -135,43 +152,49 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
         return number
     }
 
+    private mutating func termNumber(_ term: String) -> Int32 {
+        if let number = termNumbers[term] { return number }
+        let number = Int32(terms.count)
+        terms.append(term)
+        termNumbers[term] = number
+        postings.append(Postings())
+        sortedTerms = nil
+        return number
+    }
+
     /// Adds one message's document and its terms; returns its number.
-    private mutating func add(_ message: Message, channel: Int32) -> Int32 {
+    private mutating func add(_ message: Message, channel: Int32, scratch: inout [(term: Int32, place: UInt16)]) -> Int32 {
         let number = Int32(documents.count)
-        // The message's places, term by term, before they go into the postings.
-        var slots = [String: Int]()
-        var termPlaces = [[UInt16]]()
+        // The message's terms and places, sorted by term (places stay ascending within a term),
+        // then appended a term at a time.
+        scratch.removeAll(keepingCapacity: true)
         var length = 0
         SearchBytes.with(message.text) { bytes in
             SearchTokenizer.forEachTerm(in: bytes) { term, position, _ in
-                let place = UInt16(clamping: position)
-                if let slot = slots[term] {
-                    termPlaces[slot].append(place)
-                } else {
-                    slots[term] = termPlaces.count
-                    termPlaces.append([place])
-                }
+                scratch.append((termNumber(term), UInt16(clamping: position)))
                 length = position + 1
             }
         }
-        for (term, slot) in slots {
-            if postings[term] == nil { sortedTerms = nil }
-            postings[term, default: Postings()].append(number, termPlaces[slot])
+        scratch.sort { $0.term != $1.term ? $0.term < $1.term : $0.place < $1.place }
+        var start = 0
+        var places = [UInt16]()
+        while start < scratch.count {
+            let term = scratch[start].term
+            var end = start
+            places.removeAll(keepingCapacity: true)
+            while end < scratch.count, scratch[end].term == term {
+                places.append(scratch[end].place)
+                end += 1
+            }
+            postings[Int(term)].append(number, places[...])
+            start = end
         }
-        documents.append(
-            Document(
-                channel: channel, key: message.key, sender: message.sender, createdAt: message.createdAt,
-                length: Int32(clamping: length), isLive: true))
+        documents.append(Document(channel: channel, key: message.key, sender: message.sender))
+        isLive.append(true)
+        createdAt.append(message.createdAt)
+        lengths.append(Int32(clamping: length))
         liveCount += 1
         liveLength += length
         return number
-    }
-}
-
-extension SearchIndex.Postings {
-    fileprivate mutating func append(_ document: Int32, _ places: [UInt16]) {
-        documents.append(document)
-        placeStarts.append(Int32(self.places.count))
-        self.places += places
     }
 }
