@@ -49,6 +49,24 @@ struct SearchMatchTests {
         #expect(highlights("ครับ", in: "สวัสดีครับ") == ["ครับ"])
     }
 
+    @Test func aLetterIsFoundWhileItsMarksAreStillToCome() {
+        // สว is on its way to สวัสดี: the vowel mark ั comes after ว.
+        #expect(highlights("สว", in: "สวัสดีครับ") == ["สวั"])
+        #expect(highlights("\"hello 東\"", in: "hello 東京タワー") == ["hello 東京"])
+        #expect(highlights("ガス ", in: "ｶﾞｽ料金") == ["ｶﾞｽ"])
+    }
+
+    @Test func aPhraseIsNotFoundPastWherePlacesWouldOverflow() {
+        let text = String(repeating: "w ", count: 70_000) + "alpha beta gamma see you"
+        #expect(highlights("\"alpha gamma\"", in: text) == nil)
+        #expect(highlights("\"you see\"", in: text) == nil)
+        var index = SearchIndex<Int>()
+        index.replaceChannel("c", with: [.init(key: 1, sender: "u", createdAt: 1, text: text)])
+        #expect(index.search(SearchQuery("\"alpha gamma\"")).isEmpty)
+        #expect(index.search(SearchQuery("\"see see\"")).isEmpty)
+        #expect(index.search(SearchQuery("\"beta gamma\"")).count == 1)
+    }
+
     @Test func emojiAreFoundWhateverTheirSkinTone() {
         #expect(highlights("👍", in: "ok 👍🏽 done") == ["👍🏽"])
         #expect(highlights("❤️", in: "love it ❤") == ["❤"])

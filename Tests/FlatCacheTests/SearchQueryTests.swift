@@ -41,12 +41,29 @@ struct SearchQueryTests {
     }
 
     @Test func unspacedScriptsAreLookedUpByTheirPairs() {
+        // While the user types, the last pair is a prefix (a Thai letter's marks come after it).
         #expect(
             SearchQuery("東京タワー").clauses == [
+                .phrase(["東京", "京タ", "タワ", "ワー"].enumerated().map { Placed(term: $1, offset: $0, prefix: $0 == 3) })
+            ])
+        #expect(
+            SearchQuery("東京タワー ").clauses == [
                 .phrase(["東京", "京タ", "タワ", "ワー"].enumerated().map { Placed(term: $1, offset: $0) })
             ])
-        #expect(SearchQuery("東京").clauses == [.term("東京", prefix: false)])
+        #expect(SearchQuery("東京").clauses == [.term("東京", prefix: true)])
+        #expect(SearchQuery("東京 ").clauses == [.term("東京", prefix: false)])
         #expect(SearchQuery("東").clauses == [.term("東", prefix: true)])
+        // One such character in quotes still matches the pairs it begins.
+        #expect(SearchQuery("\"東\"").clauses == [.term("東", prefix: true)])
+        #expect(
+            SearchQuery("\"hello 東\"").clauses == [
+                .phrase([Placed(term: "hello", offset: 0), Placed(term: "東", offset: 1, prefix: true)])
+            ])
+    }
+
+    @Test func whatFoldsToNothingIsLeftOut() {
+        #expect(SearchQuery("\u{301}").isEmpty)
+        #expect(SearchQuery("🏽 ok").clauses == [.term("ok", prefix: true)])
     }
 
     /// A phrase's places are the places its words have in a message, whatever the scripts.

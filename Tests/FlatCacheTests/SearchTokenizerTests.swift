@@ -28,6 +28,17 @@ struct SearchTokenizerTests {
         #expect(terms("Ελληνικά Привет Ёлка") == ["ελληνικα", "привет", "елка"])
     }
 
+    @Test func textTypedDecomposedMakesTheSameTermsAsComposed() {
+        // Korean typed as jamo, kana with a separate voicing mark, half-width katakana with its own.
+        #expect(terms("\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}") == terms("한국"))
+        #expect(terms("か\u{3099}き") == terms("がき"))
+        #expect(terms("ｶﾞｽ") == terms("ガス"))
+        #expect(terms("ｶﾞｽ") == ["ガス", "ス"])
+        // A lone accent or skin tone is no term, and takes no place.
+        #expect(terms("\u{301} ok") == ["ok"])
+        #expect(SearchTokenizer.tokens(in: "🏽 ok").map(\.position) == [0])
+    }
+
     @Test func scriptsWithSpacesAreWords() {
         #expect(terms("안녕하세요 세계") == ["안녕하세요", "세계"])
         // Vowel signs of the scripts of India are letters, not accents: they stay.
@@ -65,5 +76,17 @@ struct SearchTokenizerTests {
         #expect(tokens.map { String(text[$0.range]) } == ["👍🏽", "great", "❤️", "🇫🇷", "🇩🇪", "👩‍💻"])
         // The same emoji typed without a skin tone or variation selector is the same term.
         #expect(terms("👍 ❤") == ["👍", "❤"])
+        // A flag of tags keeps them: Scotland is not England, nor a black flag.
+        let scotland = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}"
+        let england = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}"
+        #expect(Set([terms(scotland), terms(england), terms("🏴")]).count == 3)
+        // A keycap is an emoji of its own, not the digit.
+        #expect(terms("1️⃣ #️⃣ *️⃣ 1").count == 4)
+        #expect(Set(terms("1️⃣ #️⃣ *️⃣ 1")).count == 4)
+    }
+
+    @Test func punctuationOfUnspacedScriptsSplits() {
+        #expect(terms("ジョン・スミス") == terms("ジョン スミス"))
+        #expect(terms("ราคา฿100") == ["ราคา", "100"].flatMap { terms($0) })
     }
 }

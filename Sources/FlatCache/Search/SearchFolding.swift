@@ -3,15 +3,18 @@ import Foundation
 /// The form a word is indexed and looked up under, so that "José", "JOSE" and
 /// "jose" are one word, and "Ｔｏｋｙｏ" is "tokyo".
 ///
-/// Each scalar folds on its own, from a table Foundation's
+/// Each scalar folds on its own, from tables Foundation's
 /// `folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive])`
-/// fills once per process: calling Foundation per word cost more than the rest
-/// of reading a message. A combining accent (U+0300–U+036F) is dropped, so that a
-/// letter followed by one folds as the letter with it does.
+/// (then the standard library's `lowercased()`) fills once per process: calling
+/// Foundation per word cost more than the rest of reading a message. A combining
+/// accent (U+0300–U+036F) is dropped, so that a letter followed by one folds as
+/// the letter with it does. Every term ends in Unicode's composed form (NFC):
+/// lookups compare bytes, so text typed decomposed (as macOS file names are, or
+/// Korean jamo) makes the same term as the same text composed.
 enum SearchFolding {
     /// The word the UTF-8 `bytes` hold in `range`, in lower case, without diacritics ("é" is "e",
     /// "ß" is "ss", "ø" is "o"), full-width and half-width forms made plain, joiners and
-    /// variation selectors dropped.
+    /// variation selectors dropped, composed. Empty when nothing is left (a lone accent).
     ///
     /// - Parameter keepingDiacritics: keep every mark and fold width alone: for scripts
     ///   written without spaces, where a mark is part of the letter (Thai vowels and tone
@@ -31,46 +34,47 @@ enum SearchFolding {
             let value = scalar.value
             if value < 0x80 {
                 folded.append((0x41...0x5A).contains(value) ? Unicode.Scalar(UInt8(value) | 0x20) : scalar)
-            } else if scalar.searchClass == .joiner {
+            } else if scalar.searchClass == .joiner || (!keepingDiacritics && (0x300...0x36F).contains(value)) {
                 continue
-            } else if keepingDiacritics {
-                if (0xFF00...0xFFEF).contains(value), let mapped = widthTable[scalar] {
-                    folded.append(contentsOf: mapped.unicodeScalars)
-                } else {
-                    folded.append(scalar)
-                }
-            } else if (0x300...0x36F).contains(value) {
-                continue
-            } else if let mapped = Self.mapped(scalar) {
+            } else if let mapped = Self.mapped(scalar, keepingDiacritics: keepingDiacritics) {
                 folded.append(contentsOf: mapped.unicodeScalars)
             } else {
                 folded.append(scalar)
             }
         }
-        return String(folded)
+        return composed(String(folded))
     }
 
-    /// The emoji the UTF-8 `bytes` hold in `range`, as its emoji scalars alone, so that "👍🏽"
-    /// is found as "👍" and "❤️" as "❤".
+    /// The emoji the UTF-8 `bytes` hold in `range` without its skin tone, joiners and
+    /// variation selectors, so that "👍🏽" is found as "👍" and "❤️" as "❤" (a flag's tags,
+    /// and a keycap's digit and frame, stay).
     static func foldEmoji(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
         var scalars = String.UnicodeScalarView()
         var index = range.lowerBound
         while index < range.upperBound {
             let scalar = SearchBytes.scalar(in: bytes, at: &index)
-            if scalar.searchClass == .emoji && !scalar.continuesEmoji { scalars.append(scalar) }
+            if scalar.searchClass != .joiner && !scalar.isSkinTone { scalars.append(scalar) }
         }
         return String(scalars)
     }
 
+    /// `text` in Unicode's composed form (NFC), from the standard library's normalizer.
+    private static func composed(_ text: String) -> String {
+        String(decoding: text._nfcCodeUnits, as: UTF8.self)
+    }
+
     /// What `scalar` folds to, when that is not itself.
-    private static func mapped(_ scalar: Unicode.Scalar) -> String? {
+    private static func mapped(_ scalar: Unicode.Scalar, keepingDiacritics: Bool) -> String? {
         let value = scalar.value
-        if value < tableEnd { return table[Int(value - 0x80)] }
-        if (0xFB00...0xFB4F).contains(value) || (0xFF00...0xFFEF).contains(value) || (0x10400...0x1E95F).contains(value) {
-            // Ligatures, full and half width, and the cased scripts past the table: rare enough to ask Foundation.
-            let folded = foundationFold(String(scalar))
-            return folded == String(scalar) ? nil : folded
+        if (formsStart..<formsEnd).contains(value) {
+            let forms = formsTable[Int(value - formsStart)]
+            return keepingDiacritics ? forms.width : forms.full
         }
+        // Scripts without spaces have no case or accents to fold, past the forms above.
+        if keepingDiacritics { return nil }
+        if value < tableEnd { return table[Int(value - 0x80)] }
+        // The cased scripts past the table (Deseret, Osage, Adlam and the like): rare enough to ask Foundation.
+        if (0x10400...0x1E95F).contains(value) { return foundationFold(scalar) }
         return nil
     }
 
@@ -79,27 +83,28 @@ enum SearchFolding {
 
     /// What each scalar from U+0080 to ``tableEnd`` folds to, `nil` where it folds to itself.
     private static let table: [String?] = (UInt32(0x80)..<tableEnd).map { value in
-        guard let scalar = Unicode.Scalar(value) else { return nil }
-        let folded = foundationFold(String(scalar))
-        return folded == String(scalar) ? nil : folded
+        Unicode.Scalar(value).flatMap(foundationFold)
     }
 
-    /// Full-width and half-width forms and what they fold to (for scripts whose marks stay).
-    private static let widthTable: [Unicode.Scalar: String] = {
-        var table = [Unicode.Scalar: String]()
-        for value in UInt32(0xFF00)...0xFFEF {
-            guard let scalar = Unicode.Scalar(value) else { continue }
-            let folded = String(scalar).folding(options: [.caseInsensitive, .widthInsensitive], locale: nil)
-            if folded != String(scalar) { table[scalar] = folded }
-        }
-        return table
-    }()
+    /// Ligatures, and full-width and half-width forms: U+FB00 to U+FFEF.
+    private static let (formsStart, formsEnd): (UInt32, UInt32) = (0xFB00, 0xFFF0)
 
-    /// Foundation's fold of a scalar, then letters with a stroke or bar as their base letter:
-    /// they have no canonical decomposition, so Foundation keeps them.
-    private static func foundationFold(_ scalar: String) -> String {
-        let folded = scalar.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
-        return String(String.UnicodeScalarView(folded.unicodeScalars.map { strokes[$0] ?? $0 }))
+    /// What each scalar of the forms block folds to: fully (`full`), and in width alone (`width`,
+    /// for scripts whose marks stay); `nil` where it folds to itself.
+    private static let formsTable: [(full: String?, width: String?)] = (formsStart..<formsEnd).map { value in
+        guard let scalar = Unicode.Scalar(value) else { return (nil, nil) }
+        let width = String(scalar).folding(options: [.caseInsensitive, .widthInsensitive], locale: nil)
+        return (foundationFold(scalar), width == String(scalar) ? nil : width)
+    }
+
+    /// Foundation's fold of `scalar`, in lower case, with letters that have a stroke or bar as their
+    /// base letter (they have no canonical decomposition, so Foundation keeps them); `nil` when that is `scalar` itself.
+    private static func foundationFold(_ scalar: Unicode.Scalar) -> String? {
+        let text = String(scalar)
+        // Foundation's case tables are older than the standard library's: lower case again.
+        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil).lowercased()
+        let result = String(String.UnicodeScalarView(folded.unicodeScalars.map { strokes[$0] ?? $0 }))
+        return result == text ? nil : result
     }
 
     /// Letters with a stroke or bar, which have no canonical decomposition, and their base letter (lower case).

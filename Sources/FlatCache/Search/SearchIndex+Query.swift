@@ -56,10 +56,12 @@ extension SearchIndex {
         return top(hits, limit, order)
     }
 
-    /// BM25's weight of one term in one document.
+    /// BM25's weight of one term in one document, as SQLite FTS5's `bm25()` computes it
+    /// (`fts5_aux.c`: an inverse document frequency of at most 0 counts as 1e-6), with the
+    /// sign turned so that higher is better.
     private static func bm25(frequency: Double, length: Double, averageLength: Double, documentCount: Double, withTerm: Double) -> Double {
         let (k1, b) = (1.2, 0.75)
-        let idf = log((documentCount - withTerm + 0.5) / (withTerm + 0.5) + 1)
+        let idf = max(log((documentCount - withTerm + 0.5) / (withTerm + 0.5)), 1e-6)
         return idf * frequency * (k1 + 1) / (frequency + k1 * (1 - b + b * length / averageLength))
     }
 
@@ -77,12 +79,18 @@ extension SearchIndex {
         }
         guard hits.count > limit else { return hits.sorted(by: precedes) }
         // The best `limit`, kept sorted: most hits are worse than the last kept and cost one comparison.
+        // Newest last: hits come in the order documents were added, oldest first, so they are taken
+        // from the end, where the best usually are.
         var best = [Hit]()
         best.reserveCapacity(limit + 1)
-        for hit in hits {
+        for hit in hits.reversed() {
             if best.count == limit, !precedes(hit, best[limit - 1]) { continue }
-            let slot = best.firstIndex { precedes(hit, $0) } ?? best.count
-            best.insert(hit, at: slot)
+            var (low, high) = (0, best.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if precedes(best[middle], hit) { low = middle + 1 } else { high = middle }
+            }
+            best.insert(hit, at: low)
             if best.count > limit { best.removeLast() }
         }
         return best
@@ -121,25 +129,27 @@ extension SearchIndex {
             }
             return merged
         case .phrase(let placed):
-            let lists = placed.compactMap { postings(of: $0.term) }
-            guard lists.count == placed.count else { return ClauseMatches() }
+            var lists = [SearchPostings]()
+            for term in placed {
+                guard let list = term.prefix ? postings(beginningWith: term.term) : postings(of: term.term) else { return ClauseMatches() }
+                lists.append(list)
+            }
             var found = ClauseMatches()
-            var cursors = [Int](repeating: 0, count: lists.count)
-            let first = lists[0]
-            documents: for index in first.documents.indices where isLive[Int(first.documents[index])] {
-                let document = first.documents[index]
+            var cursors = [SearchPostings.Cursor](repeating: SearchPostings.Cursor(), count: lists.count)
+            var places = [[UInt32]](repeating: [], count: lists.count)
+            documents: while lists[0].next(&cursors[0]) {
+                let document = cursors[0].document
+                guard isLive[Int(document)] else { continue }
                 // Each later term's places in this document (the cursors only move forward).
-                var others = [ArraySlice<UInt16>]()
                 for number in 1..<lists.count {
-                    let list = lists[number]
-                    while cursors[number] < list.documents.count, list.documents[cursors[number]] < document { cursors[number] += 1 }
-                    guard cursors[number] < list.documents.count, list.documents[cursors[number]] == document else { continue documents }
-                    others.append(list.places(at: cursors[number]))
+                    guard lists[number].seek(&cursors[number], to: document) else { break documents }
+                    guard cursors[number].document == document else { continue documents }
                 }
+                for number in lists.indices { lists[number].places(at: &cursors[number], into: &places[number]) }
                 var count: Int32 = 0
-                for start in first.places(at: index) {
-                    let all = zip(placed.dropFirst(), others).allSatisfy { term, places in
-                        Self.contains(places, UInt16(clamping: Int(start) + term.offset))
+                for start in places[0] {
+                    let all = zip(placed.indices.dropFirst(), placed.dropFirst()).allSatisfy { number, term in
+                        Self.contains(places[number][...], start + UInt32(term.offset))
                     }
                     if all { count += 1 }
                 }
@@ -152,8 +162,29 @@ extension SearchIndex {
         }
     }
 
+    /// The postings of every term that begins with `prefix`, as one list; `nil` when no term does.
+    private mutating func postings(beginningWith prefix: String) -> SearchPostings? {
+        let expansions = terms(beginningWith: prefix)
+        guard let first = expansions.first else { return nil }
+        if expansions.count == 1 { return postings[Int(first)] }
+        // Each place holds one term, so the expansions' places in a document never repeat.
+        var byDocument = [Int32: [UInt32]]()
+        var places = [UInt32]()
+        for expansion in expansions {
+            let list = postings[Int(expansion)]
+            var cursor = SearchPostings.Cursor()
+            while list.next(&cursor) {
+                list.places(at: &cursor, into: &places)
+                byDocument[cursor.document, default: []] += places
+            }
+        }
+        var merged = SearchPostings()
+        for document in byDocument.keys.sorted() { merged.append(document, byDocument[document]!.sorted()) }
+        return merged
+    }
+
     /// Whether the ascending `places` hold `place`.
-    private static func contains(_ places: ArraySlice<UInt16>, _ place: UInt16) -> Bool {
+    private static func contains(_ places: ArraySlice<UInt32>, _ place: UInt32) -> Bool {
         var low = places.startIndex
         var high = places.endIndex
         while low < high {
@@ -164,13 +195,15 @@ extension SearchIndex {
     }
 
     /// The live documents of `postings`, each with how many places it has there.
-    private func live(_ postings: Postings) -> ClauseMatches {
+    private func live(_ postings: SearchPostings) -> ClauseMatches {
         var matches = ClauseMatches()
-        matches.documents.reserveCapacity(postings.documents.count)
-        matches.frequencies.reserveCapacity(postings.documents.count)
-        for index in postings.documents.indices where isLive[Int(postings.documents[index])] {
-            matches.documents.append(postings.documents[index])
-            matches.frequencies.append(Int32(postings.places(at: index).count))
+        matches.documents.reserveCapacity(postings.count)
+        matches.frequencies.reserveCapacity(postings.count)
+        var cursor = SearchPostings.Cursor()
+        while postings.next(&cursor) {
+            guard isLive[Int(cursor.document)] else { continue }
+            matches.documents.append(cursor.document)
+            matches.frequencies.append(Int32(cursor.placeCount))
         }
         return matches
     }

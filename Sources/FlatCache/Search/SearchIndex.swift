@@ -5,9 +5,6 @@
 /// whose file changed is read again whole (`replaceChannel`), which is how an
 /// index follows every kind of change without knowing what it was. Removed
 /// documents stay in the postings, marked dead, until ``compact()`` drops them.
-///
-/// Places are kept as 16 bits: a phrase is found within a message's first
-/// 65,535 tokens (every later token shares the last place).
 struct SearchIndex<Key: Hashable & Sendable>: Sendable {
     /// What the index knows of one message.
     struct Document: Sendable {
@@ -17,28 +14,6 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
         var key: Key
         /// The message's sender, as the app's user id.
         var sender: String
-    }
-
-    /// The documents of one term, ascending.
-    struct Postings: Sendable {
-        /// Each document's number, ascending.
-        var documents: [Int32] = []
-        /// Where each document's places start in ``places`` (they end where the next one's start).
-        var placeStarts: [Int32] = []
-        /// The term's places in each document, ascending.
-        var places: [UInt16] = []
-
-        /// The places of the `index`th document.
-        func places(at index: Int) -> ArraySlice<UInt16> {
-            let end = index + 1 < placeStarts.count ? Int(placeStarts[index + 1]) : places.count
-            return places[Int(placeStarts[index])..<end]
-        }
-
-        mutating func append(_ document: Int32, _ newPlaces: ArraySlice<UInt16>) {
-            documents.append(document)
-            placeStarts.append(Int32(places.count))
-            places += newPlaces
-        }
     }
 
     /// The message text of a document to add.
@@ -70,7 +45,7 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
     private(set) var terms: [String] = []
     private var termNumbers: [String: Int32] = [:]
     /// Each term's postings, by number.
-    private(set) var postings: [Postings] = []
+    private(set) var postings: [SearchPostings] = []
     /// Term numbers sorted by their terms' UTF-8 bytes, for prefixes; `nil` after a term was added until the next prefix lookup.
     private var sortedTerms: [Int32]?
     /// How many documents are live, and their tokens in all.
@@ -89,7 +64,7 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
         }
         var added = [Int32]()
         added.reserveCapacity(messages.count)
-        var scratch = [(term: Int32, place: UInt16)]()
+        var scratch = [(term: Int32, place: UInt32)]()
         for message in messages { added.append(add(message, channel: number, scratch: &scratch)) }
         channelDocuments[number] = added.isEmpty ? nil : added
     }
@@ -101,7 +76,7 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
     var deadCount: Int { documents.count - liveCount }
 
     /// The postings of `term`, if any document ever had it.
-    func postings(of term: String) -> Postings? { termNumbers[term].map { postings[Int($0)] } }
+    func postings(of term: String) -> SearchPostings? { termNumbers[term].map { postings[Int($0)] } }
 
     /// Drops the removed documents from the postings and numbers the rest anew.
     mutating func compact() {
@@ -117,14 +92,24 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
         createdAt = kept.map { createdAt[$0] }
         lengths = kept.map { lengths[$0] }
         isLive = Array(repeating: true, count: kept.count)
+        var places = [UInt32]()
         postings = postings.map { old in
-            var new = Postings()
-            for index in old.documents.indices where renumbered[Int(old.documents[index])] >= 0 {
-                new.append(renumbered[Int(old.documents[index])], old.places(at: index))
+            var new = SearchPostings()
+            var cursor = SearchPostings.Cursor()
+            while old.next(&cursor) {
+                guard renumbered[Int(cursor.document)] >= 0 else { continue }
+                old.places(at: &cursor, into: &places)
+                new.append(renumbered[Int(cursor.document)], places)
             }
             return new
         }
         channelDocuments = channelDocuments.mapValues { $0.map { renumbered[Int($0)] } }
+        // Terms no live document has any more go too: prefixes would keep expanding into them.
+        let used = terms.indices.filter { postings[$0].count > 0 }
+        terms = used.map { terms[$0] }
+        postings = used.map { postings[$0] }
+        termNumbers = Dictionary(uniqueKeysWithValues: terms.enumerated().map { ($1, Int32($0)) })
+        sortedTerms = nil
     }
 
     /// The numbers of the terms that begin with `prefix` (`prefix` itself included), by their UTF-8 bytes.
@@ -157,13 +142,13 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
         let number = Int32(terms.count)
         terms.append(term)
         termNumbers[term] = number
-        postings.append(Postings())
+        postings.append(SearchPostings())
         sortedTerms = nil
         return number
     }
 
     /// Adds one message's document and its terms; returns its number.
-    private mutating func add(_ message: Message, channel: Int32, scratch: inout [(term: Int32, place: UInt16)]) -> Int32 {
+    private mutating func add(_ message: Message, channel: Int32, scratch: inout [(term: Int32, place: UInt32)]) -> Int32 {
         let number = Int32(documents.count)
         // The message's terms and places, sorted by term (places stay ascending within a term),
         // then appended a term at a time.
@@ -171,13 +156,13 @@ struct SearchIndex<Key: Hashable & Sendable>: Sendable {
         var length = 0
         SearchBytes.with(message.text) { bytes in
             SearchTokenizer.forEachTerm(in: bytes) { term, position, _ in
-                scratch.append((termNumber(term), UInt16(clamping: position)))
+                scratch.append((termNumber(term), UInt32(position)))
                 length = position + 1
             }
         }
         scratch.sort { $0.term != $1.term ? $0.term < $1.term : $0.place < $1.place }
         var start = 0
-        var places = [UInt16]()
+        var places = [UInt32]()
         while start < scratch.count {
             let term = scratch[start].term
             var end = start

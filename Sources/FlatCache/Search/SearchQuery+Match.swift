@@ -20,7 +20,7 @@ extension SearchQuery {
     private static func matches(of clause: Clause, in tokens: [SearchToken]) -> [Range<String.Index>] {
         switch clause {
         case .term(let term, let prefix):
-            return tokens.filter { $0.term == term || (prefix && $0.term.utf8.starts(with: term.utf8)) }.map(\.range)
+            return tokens.filter { Self.meets($0.term, term, prefix: prefix) }.map(\.range)
         case .phrase(let terms):
             // A token's place is its index in `tokens` (each token has its own, from 0), so a
             // phrase's term at `offset` is looked up directly.
@@ -28,7 +28,7 @@ extension SearchQuery {
             for start in tokens where start.term == terms[0].term {
                 let found = terms.compactMap { placed -> Range<String.Index>? in
                     let position = start.position + placed.offset
-                    guard position < tokens.count, tokens[position].term == placed.term else { return nil }
+                    guard position < tokens.count, Self.meets(tokens[position].term, placed.term, prefix: placed.prefix) else { return nil }
                     return tokens[position].range
                 }
                 // A phrase is highlighted whole, the spaces between its words too.
@@ -36,6 +36,12 @@ extension SearchQuery {
             }
             return ranges
         }
+    }
+
+    /// Whether a text's `term` is the query's `wanted`, or begins with it for a prefix. Bytes are
+    /// compared, as the index compares them: terms are composed (NFC), so equal text is equal bytes.
+    private static func meets(_ term: String, _ wanted: String, prefix: Bool) -> Bool {
+        prefix ? term.utf8.starts(with: wanted.utf8) : term.utf8.elementsEqual(wanted.utf8)
     }
 
     /// `ranges` sorted, with those that overlap or touch made one.

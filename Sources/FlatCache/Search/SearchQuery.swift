@@ -8,8 +8,10 @@
 /// - Text in double quotes (`"` or `“ ”`) is a phrase: its words in that order,
 ///   next to each other. A quote left open runs to the end.
 /// - Chinese, Japanese, Thai, Lao, Khmer and Myanmar of two or more characters
-///   are looked up as a phrase of their pairs; one such character alone matches
-///   every pair it begins.
+///   are looked up as a phrase of their pairs, the last pair a prefix while the
+///   user types (a Thai letter's vowel or tone mark comes after it); one such
+///   character alone, quoted or not, matches every pair it begins.
+/// - A word that folds to nothing (a lone accent or skin tone) is left out.
 struct SearchQuery: Equatable, Sendable {
     /// One condition every hit meets.
     enum Clause: Equatable, Sendable {
@@ -25,6 +27,8 @@ struct SearchQuery: Equatable, Sendable {
         var term: String
         /// Its place after the phrase's first term: 0 for the first.
         var offset: Int
+        /// Whether it matches any term it begins.
+        var prefix = false
     }
 
     /// What every hit must meet, in the order the query gave them; none for a query with no words.
@@ -71,21 +75,28 @@ struct SearchQuery: Equatable, Sendable {
 
     /// The clauses of unquoted text: a term per word and emoji, a phrase per unspaced run.
     private static func words(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> [Clause] {
-        SearchTokenizer.segments(of: bytes, in: range).map { segment in
+        SearchTokenizer.segments(of: bytes, in: range).compactMap { segment -> Clause? in
             switch segment {
             case .word(let word):
-                // 0x2A: `*`.
-                let prefix = word.upperBound == bytes.count || bytes[word.upperBound] == 0x2A
-                return .term(SearchFolding.fold(bytes, word), prefix: prefix)
+                let term = SearchFolding.fold(bytes, word)
+                return term.isEmpty ? nil : .term(term, prefix: isPrefix(bytes, endingAt: word.upperBound))
             case .emoji(let emoji):
-                return .term(SearchFolding.foldEmoji(bytes, emoji), prefix: false)
+                let term = SearchFolding.foldEmoji(bytes, emoji)
+                return term.isEmpty ? nil : .term(term, prefix: false)
             case .unspaced(let characters) where characters.count == 1:
                 return .term(SearchFolding.fold(bytes, characters[0], keepingDiacritics: true), prefix: true)
             case .unspaced(let characters):
-                let pairs = unspacedPairs(bytes, characters, from: 0)
-                return pairs.count == 1 ? .term(pairs[0].term, prefix: false) : .phrase(pairs)
+                var pairs = unspacedPairs(bytes, characters, from: 0)
+                pairs[pairs.count - 1].prefix = isPrefix(bytes, endingAt: characters[characters.count - 1].upperBound)
+                return pairs.count == 1 ? .term(pairs[0].term, prefix: pairs[0].prefix) : .phrase(pairs)
             }
         }
+    }
+
+    /// Whether a word ending at `end` matches the words it begins: `*` follows it, or nothing
+    /// does (the user is still typing).
+    private static func isPrefix(_ bytes: UnsafeBufferPointer<UInt8>, endingAt end: Int) -> Bool {
+        end == bytes.count || bytes[end] == 0x2A  // `*`
     }
 
     /// A quoted phrase's clause: its terms at the places the index gives them; `nil` when it has no words.
@@ -95,13 +106,19 @@ struct SearchQuery: Equatable, Sendable {
         for segment in SearchTokenizer.segments(of: bytes, in: range) {
             switch segment {
             case .word(let word):
-                terms.append(PlacedTerm(term: SearchFolding.fold(bytes, word), offset: offset))
+                let term = SearchFolding.fold(bytes, word)
+                guard !term.isEmpty else { continue }
+                terms.append(PlacedTerm(term: term, offset: offset))
                 offset += 1
             case .emoji(let emoji):
-                terms.append(PlacedTerm(term: SearchFolding.foldEmoji(bytes, emoji), offset: offset))
+                let term = SearchFolding.foldEmoji(bytes, emoji)
+                guard !term.isEmpty else { continue }
+                terms.append(PlacedTerm(term: term, offset: offset))
                 offset += 1
             case .unspaced(let characters) where characters.count == 1:
-                terms.append(PlacedTerm(term: SearchFolding.fold(bytes, characters[0], keepingDiacritics: true), offset: offset))
+                // One character: the pair it begins, or a run's last character.
+                let term = SearchFolding.fold(bytes, characters[0], keepingDiacritics: true)
+                terms.append(PlacedTerm(term: term, offset: offset, prefix: true))
                 offset += 1
             case .unspaced(let characters):
                 terms += unspacedPairs(bytes, characters, from: offset)
@@ -111,7 +128,7 @@ struct SearchQuery: Equatable, Sendable {
         }
         switch terms.count {
         case 0: return nil
-        case 1: return .term(terms[0].term, prefix: false)
+        case 1: return .term(terms[0].term, prefix: terms[0].prefix)
         default: return .phrase(terms)
         }
     }

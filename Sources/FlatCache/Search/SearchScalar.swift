@@ -51,11 +51,17 @@ extension Unicode.Scalar {
         Unicode.Scalar(UInt32(value)).map(SearchTraits.init) ?? SearchTraits(searchClass: .separator, isMark: false)
     }
 
-    /// Whether this scalar continues an emoji it follows: a skin tone (the only emoji modifiers) or a tag.
-    /// (Joiners and variation selectors continue any token; see ``SearchClass/joiner``.)
+    /// Whether this scalar continues an emoji it follows: a skin tone, a tag (of a flag such as
+    /// 🏴󠁧󠁢󠁳󠁣󠁴󠁿), or a keycap's frame. (Joiners and variation selectors continue any token; see ``SearchClass/joiner``.)
     var continuesEmoji: Bool {
-        (0x1F3FB...0x1F3FF).contains(value) || (0xE0020...0xE007F).contains(value)
+        isSkinTone || (0xE0020...0xE007F).contains(value) || value == 0x20E3
     }
+
+    /// Whether this is one of the five skin tones, the only emoji modifiers.
+    var isSkinTone: Bool { (0x1F3FB...0x1F3FF).contains(value) }
+
+    /// Whether this starts a keycap (1️⃣, #️⃣, *️⃣) when U+20E3 follows it.
+    var startsKeycap: Bool { (0x30...0x39).contains(value) || value == 0x23 || value == 0x2A }
 
     /// Whether this is a regional indicator, two of which make a flag.
     var isRegionalIndicator: Bool { (0x1F1E6...0x1F1FF).contains(value) }
@@ -79,8 +85,8 @@ extension Unicode.Scalar {
             0x2E80...0x2FDF, 0x3005...0x3007, 0x3021...0x3029, 0x3038...0x303B,  // CJK radicals, iteration marks, Hangzhou numerals
             0x3041...0x309F, 0x30A0...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F,  // Hiragana, Katakana (and half-width)
             0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF,  // CJK ideographs
-            0x1B000...0x1B16F,  // Kana supplement and extensions
-            0x20000...0x3134F:  // CJK ideographs, extensions B to G
+            0x1AFF0...0x1B16F,  // Kana extended-B, supplement and extended-A
+            0x20000...0x323AF:  // CJK ideographs, extensions B to H
             return true
         default:
             return false
@@ -98,22 +104,29 @@ private struct SearchTraits {
     }
 
     init(_ scalar: Unicode.Scalar) {
-        switch scalar.properties.generalCategory {
+        let category = scalar.properties.generalCategory
+        switch category {
         case .nonspacingMark, .spacingMark, .enclosingMark: isMark = true
-        default: isMark = false
+        // Half-width katakana's voicing marks are letters, but join the kana before them as marks do.
+        default: isMark = scalar.value == 0xFF9E || scalar.value == 0xFF9F
+        }
+        let isText: Bool
+        switch category {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+            .decimalNumber, .letterNumber, .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark:
+            isText = true
+        default:
+            isText = false
         }
         if scalar.isUnspaced {
-            searchClass = .unspaced
+            // Punctuation and symbols of those scripts (・, ฿, ๏) split, as anywhere else.
+            searchClass = isText ? .unspaced : .separator
         } else if scalar.isJoiner {
             searchClass = .joiner
+        } else if isText {
+            searchClass = .word
         } else {
-            switch scalar.properties.generalCategory {
-            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-                .decimalNumber, .letterNumber, .otherNumber, .nonspacingMark, .spacingMark, .enclosingMark:
-                searchClass = .word
-            default:
-                searchClass = scalar.properties.isEmoji ? .emoji : .separator
-            }
+            searchClass = scalar.properties.isEmoji ? .emoji : .separator
         }
     }
 }

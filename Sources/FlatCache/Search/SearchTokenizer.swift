@@ -37,7 +37,7 @@ enum SearchSegment: Equatable {
 ///   a phrase; a query of one character looks up the pairs and characters it
 ///   begins.
 /// - Each emoji is a token of its own, without its skin tone or variation
-///   selector.
+///   selector; so is each keycap (1️⃣).
 ///
 /// It reads the text's UTF-8 bytes directly: a message is read in about as
 /// long as SQLite FTS5 takes to index it.
@@ -62,10 +62,15 @@ enum SearchTokenizer {
         for segment in segments(of: bytes, in: 0..<bytes.count) {
             switch segment {
             case .word(let range):
-                body(SearchFolding.fold(bytes, range), position, range)
+                // A word of accents alone (a lone U+0301) folds to nothing: no term, and no place.
+                let term = SearchFolding.fold(bytes, range)
+                guard !term.isEmpty else { continue }
+                body(term, position, range)
                 position += 1
             case .emoji(let range):
-                body(SearchFolding.foldEmoji(bytes, range), position, range)
+                let term = SearchFolding.foldEmoji(bytes, range)
+                guard !term.isEmpty else { continue }
+                body(term, position, range)
                 position += 1
             case .unspaced(let characters):
                 for (offset, pair) in pairs(of: characters).enumerated() {
@@ -92,6 +97,11 @@ enum SearchTokenizer {
         while index < end {
             let start = index
             let scalar = SearchBytes.scalar(in: bytes, at: &index)
+            if scalar.startsKeycap, let keycap = keycapEnd(bytes, after: index, before: end) {
+                segments.append(.emoji(start..<keycap))
+                index = keycap
+                continue
+            }
             switch scalar.searchClass {
             case .word:
                 var next = index
@@ -141,6 +151,15 @@ enum SearchTokenizer {
             }
         }
         return segments
+    }
+
+    /// Where a keycap (1️⃣: a digit, `#` or `*`, perhaps U+FE0F, then U+20E3) ends, when the scalars from `index` finish one.
+    private static func keycapEnd(_ bytes: UnsafeBufferPointer<UInt8>, after index: Int, before end: Int) -> Int? {
+        var next = index
+        guard next < end else { return nil }
+        var scalar = SearchBytes.scalar(in: bytes, at: &next)
+        if scalar.value == 0xFE0F, next < end { scalar = SearchBytes.scalar(in: bytes, at: &next) }
+        return scalar.value == 0x20E3 ? next : nil
     }
 }
 
