@@ -5,7 +5,7 @@ import Testing
 
 /// The in-memory index against the reference: every query finds exactly the messages `SearchQuery.match(in:)` finds.
 struct SearchIndexTests {
-    private typealias Index = SearchIndex<Int64>
+    typealias Index = SearchIndex<Int64>
 
     private static let vocabulary = [
         "hello", "trail", "tram", "Trailhead", "coffee", "café", "CAFE", "see", "you", "there", "tomorrow", "José", "jose",
@@ -29,7 +29,7 @@ struct SearchIndexTests {
             .joined(separator: Bool.random(using: &random) ? ", " : " ")
     }
 
-    @Test func everyQueryFindsWhatTheReferenceFinds() {
+    @Test func everyQueryFindsWhatTheReferenceFinds() throws {
         var random = SeededGenerator(seed: 34)
         var index = Index()
         var texts = [String: [Int64: String]]()
@@ -38,28 +38,28 @@ struct SearchIndexTests {
             index.replaceChannel("c\(channel)", with: messages)
             texts["c\(channel)"] = Dictionary(uniqueKeysWithValues: messages.map { ($0.key, $0.text) })
         }
-        check(&index, texts)
+        try check(&index, texts)
         // Edits and deletions: a channel read again whole, one emptied; then the dead dropped.
         let edited = (0..<30).map { key in Index.Message(key: Int64(key), sender: "u0", createdAt: Int64(100 + key), text: Self.text(&random)) }
         index.replaceChannel("c2", with: edited)
         texts["c2"] = Dictionary(uniqueKeysWithValues: edited.map { ($0.key, $0.text) })
         index.replaceChannel("c4", with: [])
         texts["c4"] = nil
-        check(&index, texts)
+        try check(&index, texts)
         #expect(index.deadCount == 80)
         index.compact()
         #expect(index.deadCount == 0)
-        check(&index, texts)
+        try check(&index, texts)
     }
 
-    private func check(_ index: inout Index, _ texts: [String: [Int64: String]]) {
+    private func check(_ index: inout Index, _ texts: [String: [Int64: String]]) throws {
         var queriesWithHits = 0
         for query in Self.queries {
             let parsed = SearchQuery(query)
             let expected = Set(texts.flatMap { channel, messages in
                 messages.filter { parsed.match(in: $0.value) != nil }.map { "\(channel)/\($0.key)" }
             })
-            let found = index.search(parsed).map { hit in
+            let found = try index.search(parsed).map { hit in
                 let document = index.documents[Int(hit.document)]
                 return "\(index.channels[Int(document.channel)])/\(document.key)"
             }
@@ -71,26 +71,26 @@ struct SearchIndexTests {
         #expect(queriesWithHits >= Self.queries.count * 3 / 4)
     }
 
-    @Test func filtersNarrowAndNewestFirstOrders() {
+    @Test func filtersNarrowAndNewestFirstOrders() throws {
         var index = Index()
         index.replaceChannel("a", with: [
             .init(key: 1, sender: "ann", createdAt: 10, text: "coffee at nine"),
             .init(key: 2, sender: "bob", createdAt: 30, text: "coffee? coffee!"),
         ])
         index.replaceChannel("b", with: [.init(key: 3, sender: "ann", createdAt: 20, text: "more coffee")])
-        func keys(_ filter: Index.Filter = .init(), _ order: Index.Order = .newestFirst, limit: Int = .max) -> [Int64] {
-            index.search(SearchQuery("coffee"), filter: filter, order: order, limit: limit).map { index.documents[Int($0.document)].key }
+        func keys(_ filter: Index.Filter = .init(), _ order: Index.Order = .newestFirst, limit: Int = .max) throws -> [Int64] {
+            try index.search(SearchQuery("coffee"), filter: filter, order: order, limit: limit).map { index.documents[Int($0.document)].key }
         }
-        #expect(keys() == [2, 3, 1])
-        #expect(keys(limit: 2) == [2, 3])
-        #expect(keys(.init(channels: ["a"])) == [2, 1])
-        #expect(keys(.init(senders: ["ann"])) == [3, 1])
-        #expect(keys(.init(from: 20)) == [2, 3])
-        #expect(keys(.init(until: 20)) == [1])
-        #expect(keys(.init(channels: ["nowhere"])) == [])
+        #expect(try keys() == [2, 3, 1])
+        #expect(try keys(limit: 2) == [2, 3])
+        #expect(try keys(.init(channels: ["a"])) == [2, 1])
+        #expect(try keys(.init(senders: ["ann"])) == [3, 1])
+        #expect(try keys(.init(from: 20)) == [2, 3])
+        #expect(try keys(.init(until: 20)) == [1])
+        #expect(try keys(.init(channels: ["nowhere"])) == [])
     }
 
-    @Test func relevanceRanksMoreAndDenserMatchesFirst() {
+    @Test func relevanceRanksMoreAndDenserMatchesFirst() throws {
         var index = Index()
         index.replaceChannel("a", with: [
             .init(key: 1, sender: "u", createdAt: 3, text: "trail notes and other things to bring along tomorrow"),
@@ -98,17 +98,62 @@ struct SearchIndexTests {
             .init(key: 3, sender: "u", createdAt: 2, text: "the trail"),
             .init(key: 4, sender: "u", createdAt: 4, text: "nothing here"),
         ])
-        let ranked = index.search(SearchQuery("trail ")).map { index.documents[Int($0.document)].key }
+        let ranked = try index.search(SearchQuery("trail ")).map { index.documents[Int($0.document)].key }
         #expect(ranked == [2, 3, 1])
     }
 
     /// SQLite FTS5's `bm25()` (its own inverse document frequency, not Lucene's) ranks this corpus's
     /// second message first for "a b" (checked with Python's `sqlite3`, SQLite 3.40.1).
-    @Test func relevanceIsFTS5s() {
+    @Test func relevanceIsFTS5s() throws {
         var index = Index()
         let texts = ["b a a a a", "a b x x"] + Array(repeating: "a x", count: 4) + Array(repeating: "c x", count: 4)
         index.replaceChannel("a", with: texts.enumerated().map { .init(key: Int64($0), sender: "u", createdAt: 0, text: $1) })
-        let ranked = index.search(SearchQuery("a b ")).map { index.documents[Int($0.document)].key }
+        let ranked = try index.search(SearchQuery("a b ")).map { index.documents[Int($0.document)].key }
         #expect(ranked == [1, 0])
+    }
+
+    /// Pages follow one another without a gap or a repeat, in either order, ties included.
+    @Test(arguments: [Index.Order.relevance, .newestFirst])
+    func pagesContinueWhereTheLastEnded(order: Index.Order) throws {
+        var index = Index()
+        // Many ties: the same text at the same millisecond, in three channels.
+        let messages = (0..<25).map { Index.Message(key: Int64($0), sender: "u", createdAt: Int64($0 / 5), text: "trail \($0 % 2 == 0 ? "trail" : "")") }
+        for channel in ["b", "a", "c"] { index.replaceChannel(channel, with: messages) }
+        let all = try index.search(SearchQuery("trail"), order: order)
+        #expect(all.count == 75)
+        var paged = [Index.Hit]()
+        var cursor: Index.PageCursor?
+        while true {
+            let page = try index.search(SearchQuery("trail"), order: order, limit: 7, after: cursor)
+            guard let last = page.last else { break }
+            paged += page
+            cursor = index.cursor(after: last)
+        }
+        #expect(paged == all)
+        // A cursor names its hit by channel and key: a channel read again (its documents numbered
+        // anew) and the dead compacted away keep the pages in step.
+        func keys(_ hits: [Index.Hit]) -> [String] {
+            hits.map { "\(index.channels[Int(index.documents[Int($0.document)].channel)])/\(index.documents[Int($0.document)].key)" }
+        }
+        let firstPage = try index.search(SearchQuery("trail"), order: order, limit: 10)
+        let firstKeys = keys(firstPage)
+        let next = index.cursor(after: firstPage.last!)
+        index.replaceChannel("b", with: messages)
+        index.compact()
+        let rest = try index.search(SearchQuery("trail"), order: order, after: next)
+        #expect(rest.count == 65)
+        #expect(firstKeys + keys(rest) == keys(try index.search(SearchQuery("trail"), order: order)))
+    }
+
+    @Test func aSearchCanBeCancelled() {
+        var index = Index()
+        index.replaceChannel("a", with: (0..<10_000).map { .init(key: Int64($0), sender: "u", createdAt: Int64($0), text: "trail") })
+        var asked = 0
+        #expect(throws: CancellationError.self) {
+            try index.search(SearchQuery("trail"), isCancelled: {
+                asked += 1
+                return asked > 2
+            })
+        }
     }
 }

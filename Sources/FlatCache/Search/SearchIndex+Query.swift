@@ -13,9 +13,10 @@ extension SearchIndex {
         var until: Int64?
     }
 
-    /// How hits are ordered.
+    /// How hits are ordered. Ties go newest first, then by channel id (ascending), then by key
+    /// (descending), so that an order never depends on when documents were added.
     enum Order: Sendable {
-        /// Best first, by BM25 (k1 = 1.2, b = 0.75, as SQLite FTS5's `bm25()`); ties newest first.
+        /// Best first, by BM25 (k1 = 1.2, b = 0.75, as SQLite FTS5's `bm25()`).
         case relevance
         /// Newest first, by creation time.
         case newestFirst
@@ -29,17 +30,48 @@ extension SearchIndex {
         var score: Double
     }
 
-    /// The documents that meet every clause of `query` and `filter`, in `order`, at most `limit`.
-    mutating func search(_ query: SearchQuery, filter: Filter = Filter(), order: Order = .relevance, limit: Int = .max) -> [Hit] {
+    /// Where a page of hits ended: the next page starts after it. It names the last hit by what
+    /// stays when the index changes (its channel and key), not by its document's number.
+    struct PageCursor: Hashable, Sendable {
+        /// The last hit's score.
+        var score: Double
+        /// Its creation time.
+        var createdAt: Int64
+        /// Its channel.
+        var channel: String
+        /// Its key.
+        var key: Key
+    }
+
+    /// The cursor that continues after `hit`.
+    func cursor(after hit: Hit) -> PageCursor {
+        let document = documents[Int(hit.document)]
+        return PageCursor(
+            score: hit.score, createdAt: createdAt[Int(hit.document)], channel: channels[Int(document.channel)], key: document.key)
+    }
+
+    /// The documents that meet every clause of `query` and `filter`, in `order`, at most `limit`,
+    /// after `cursor` when one is given.
+    ///
+    /// - Throws: `CancellationError` when `isCancelled` says so; it is asked every few thousand candidates.
+    mutating func search(
+        _ query: SearchQuery, filter: Filter = Filter(), order: Order = .relevance, limit: Int = .max,
+        after cursor: PageCursor? = nil, isCancelled: () -> Bool = { false }
+    ) throws(CancellationError) -> [Hit] {
         guard !query.isEmpty, liveCount > 0, limit > 0 else { return [] }
-        let clauses = query.clauses.map { matches(of: $0) }
+        var clauses = [ClauseMatches]()
+        for clause in query.clauses {
+            if isCancelled() { throw CancellationError() }
+            clauses.append(matches(of: clause))
+        }
         // The documents of the clause with fewest, looked up in each other clause (all ascending).
         let smallest = clauses.indices.min { clauses[$0].documents.count < clauses[$1].documents.count }!
         var cursors = [Int](repeating: 0, count: clauses.count)
         let channelNumbers = filter.channels.map { Set($0.compactMap { channels.firstIndex(of: $0).map(Int32.init) }) }
         let averageLength = Double(liveLength) / Double(liveCount)
         var hits = [Hit]()
-        candidates: for document in clauses[smallest].documents {
+        candidates: for (count, document) in clauses[smallest].documents.enumerated() {
+            if count & 0xFFF == 0xFFF, isCancelled() { throw CancellationError() }
             var score = 0.0
             for (number, clause) in clauses.enumerated() {
                 guard let frequency = clause.frequency(of: document, from: &cursors[number]) else { continue candidates }
@@ -51,9 +83,33 @@ extension SearchIndex {
             if let senders = filter.senders, !senders.contains(documents[Int(document)].sender) { continue }
             if let from = filter.from, createdAt[Int(document)] < from { continue }
             if let until = filter.until, createdAt[Int(document)] >= until { continue }
-            hits.append(Hit(document: document, score: score))
+            let hit = Hit(document: document, score: score)
+            if let cursor, !precedes(cursor, hit, order) { continue }
+            hits.append(hit)
         }
+        if isCancelled() { throw CancellationError() }
         return top(hits, limit, order)
+    }
+
+    /// Whether the hit at `cursor` comes before `hit` in `order`.
+    private func precedes(_ cursor: PageCursor, _ hit: Hit, _ order: Order) -> Bool {
+        let document = documents[Int(hit.document)]
+        if order == .relevance, cursor.score != hit.score { return cursor.score > hit.score }
+        let created = createdAt[Int(hit.document)]
+        if cursor.createdAt != created { return cursor.createdAt > created }
+        let channel = channels[Int(document.channel)]
+        if cursor.channel != channel { return cursor.channel < channel }
+        return cursor.key > document.key
+    }
+
+    /// Whether hit `a` comes before hit `b` in `order`.
+    private func precedes(_ a: Hit, _ b: Hit, _ order: Order) -> Bool {
+        if order == .relevance, a.score != b.score { return a.score > b.score }
+        let (first, second) = (createdAt[Int(a.document)], createdAt[Int(b.document)])
+        if first != second { return first > second }
+        let (one, other) = (documents[Int(a.document)], documents[Int(b.document)])
+        if one.channel != other.channel { return channels[Int(one.channel)] < channels[Int(other.channel)] }
+        return one.key > other.key
     }
 
     /// BM25's weight of one term in one document, as SQLite FTS5's `bm25()` computes it
@@ -67,39 +123,23 @@ extension SearchIndex {
 
     /// The first `limit` of `hits` in `order`.
     private func top(_ hits: [Hit], _ limit: Int, _ order: Order) -> [Hit] {
-        let precedes: (Hit, Hit) -> Bool
-        switch order {
-        case .relevance:
-            precedes = { a, b in
-                if a.score != b.score { return a.score > b.score }
-                return newer(a.document, b.document)
-            }
-        case .newestFirst:
-            precedes = { a, b in newer(a.document, b.document) }
-        }
-        guard hits.count > limit else { return hits.sorted(by: precedes) }
+        guard hits.count > limit else { return hits.sorted { precedes($0, $1, order) } }
         // The best `limit`, kept sorted: most hits are worse than the last kept and cost one comparison.
-        // Newest last: hits come in the order documents were added, oldest first, so they are taken
-        // from the end, where the best usually are.
+        // Hits come in the order documents were added, oldest first, so they are taken from the end,
+        // where the newest, and the best of ties, usually are.
         var best = [Hit]()
         best.reserveCapacity(limit + 1)
         for hit in hits.reversed() {
-            if best.count == limit, !precedes(hit, best[limit - 1]) { continue }
+            if best.count == limit, !precedes(hit, best[limit - 1], order) { continue }
             var (low, high) = (0, best.count)
             while low < high {
                 let middle = (low + high) / 2
-                if precedes(best[middle], hit) { low = middle + 1 } else { high = middle }
+                if precedes(best[middle], hit, order) { low = middle + 1 } else { high = middle }
             }
             best.insert(hit, at: low)
             if best.count > limit { best.removeLast() }
         }
         return best
-    }
-
-    /// Whether document `a` is newer than `b`: created later, or added later at the same millisecond.
-    private func newer(_ a: Int32, _ b: Int32) -> Bool {
-        let (first, second) = (createdAt[Int(a)], createdAt[Int(b)])
-        return first != second ? first > second : a > b
     }
 
     /// The live documents that meet `clause`, ascending, each with how often.

@@ -5,7 +5,7 @@
 /// whose file changed is read again whole (`replaceChannel`), which is how an
 /// index follows every kind of change without knowing what it was. Removed
 /// documents stay in the postings, marked dead, until ``compact()`` drops them.
-struct SearchIndex<Key: Hashable & Sendable>: Sendable {
+struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
     /// What the index knows of one message.
     struct Document: Sendable {
         /// The channel's number in ``channels``.
