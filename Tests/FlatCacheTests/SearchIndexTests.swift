@@ -157,3 +157,77 @@ struct SearchIndexTests {
         }
     }
 }
+
+/// The demo's messages (`Samples/Server/Data/messages.json`: ten languages, emoji, edits) and the
+/// messages each query should find, written by hand, and what comes first by relevance.
+struct SearchDemoCorpusTests {
+    private struct DemoMessage: Decodable {
+        var messageID: Int64
+        var channelURL: String
+        var createdAt: Int64
+        var text: String
+        var sender: Sender
+        struct Sender: Decodable { var userID: String }
+    }
+
+    private static func demoIndex() throws -> (SearchIndex<Int64>, [String: [Int64: String]]) {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Samples/Server/Data/messages.json")
+        let messages = try JSONDecoder().decode([DemoMessage].self, from: Data(contentsOf: file))
+        var index = SearchIndex<Int64>()
+        var texts = [String: [Int64: String]]()
+        for (channel, inChannel) in Dictionary(grouping: messages, by: \.channelURL) {
+            index.replaceChannel(channel, with: inChannel.map { .init(key: $0.messageID, sender: $0.sender.userID, createdAt: $0.createdAt, text: $0.text) })
+            texts[channel] = Dictionary(uniqueKeysWithValues: inChannel.map { ($0.messageID, $0.text) })
+        }
+        return (index, texts)
+    }
+
+    /// A query, and the texts of the messages it finds (each text may stand in several channels).
+    @Test(arguments: [
+        ("alguien", ["¿Alguien tiene el enlace?", "¿Alguien tiene el enlace? (edited)"]),
+        ("SMORREBROD ", ["Smørrebrød for lunch? 🥪"]),
+        ("ca marche", ["Ça marche, à demain !", "Ça marche, à demain ! (edited)"]),
+        ("всё ", ["Всё отлично, спасибо 😊"]),
+        ("как дела", ["Привет! Как дела?", "Привет! Как дела? (edited)"]),
+        ("مرحبا", ["مرحبا بالجميع"]),
+        ("会議", ["明日の会議は10時からです。"]),
+        ("设计", ["这个设计很好看！"]),
+        ("下周", ["我们下周见。"]),
+        ("お疲れ", ["お疲れさまです！"]),
+        ("了解", ["了解しました 👍", "了解しました 👍 (edited)"]),
+        ("🎉", ["Happy birthday!! 🎂🎉", "Happy birthday!! 🎂🎉 (edited)"]),
+        ("👍", ["了解しました 👍", "了解しました 👍 (edited)"]),
+        ("birth", ["Happy birthday!! 🎂🎉", "Happy birthday!! 🎂🎉 (edited)"]),
+        ("18:40", ["Landing at 18:40 ✈️"]),
+        ("\"the ending\"", ["I think the ending was rushed."]),
+        ("\"ending the\"", []),
+        ("trail 12 km", ["Here's the trail: 12 km, 600 m up ⛰️"]),
+        ("edited review", ["Let's push the review to Thursday. (edited)"]),
+        ("zebra", []),
+    ])
+    func eachQueryFindsTheMessagesItShould(query: String, expected: [String]) throws {
+        var (index, texts) = try Self.demoIndex()
+        let found = try index.search(SearchQuery(query)).map { hit in
+            let document = index.documents[Int(hit.document)]
+            return texts[index.channels[Int(document.channel)]]![document.key]!
+        }
+        #expect(Set(found) == Set(expected))
+    }
+
+    /// What comes first: more of the query's words, in a shorter message.
+    @Test(arguments: [
+        ("still saturday", "Are we still on for Saturday?"),
+        // Every edited message has the word once: the shortest comes first. FTS5's unicode61 ranks
+        // "了解しました 👍 (edited)" first: it reads 了解しました as one token and drops the emoji (2 tokens),
+        // where this index reads six pairs and the emoji (8 tokens, against the Arabic's 3).
+        ("edited ", "شكراً جزيلاً! (edited)"),
+        ("push review thursday", "Let's push the review to Thursday."),
+    ])
+    func theBestHitComesFirst(query: String, best: String) throws {
+        var (index, texts) = try Self.demoIndex()
+        let top = try #require(try index.search(SearchQuery(query), limit: 1).first)
+        let document = index.documents[Int(top.document)]
+        #expect(texts[index.channels[Int(document.channel)]]![document.key]! == best)
+    }
+}
