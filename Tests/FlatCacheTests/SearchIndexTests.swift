@@ -47,6 +47,19 @@ struct SearchIndexTests {
         texts["c4"] = nil
         try check(&index, texts)
         #expect(index.deadCount == 80)
+        // Message by message: edits and new messages, deletions (one of a key never there), a channel emptied.
+        var upserts = [Index.Message]()
+        for key in [0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 40, 41, 42, 43, 44] as [Int64] {
+            upserts.append(Index.Message(key: key, sender: "u1", createdAt: 200 + key, text: Self.text(&random)))
+        }
+        index.upsert(upserts, in: "c1")
+        for message in upserts { texts["c1"]![message.key] = message.text }
+        index.remove([1, 2, 3, 999], from: "c3")
+        for key in [1, 2, 3] as [Int64] { texts["c3"]![key] = nil }
+        index.remove(Array(texts["c5"]!.keys), from: "c5")
+        texts["c5"] = nil
+        try check(&index, texts)
+        #expect(index.deadCount == 80 + 10 + 3 + 40)
         index.compact()
         #expect(index.deadCount == 0)
         try check(&index, texts)

@@ -1,10 +1,12 @@
 /// An inverted index over messages' text, in memory: each term's documents,
 /// with the places it has in each (for phrases and for how often it appears).
 ///
-/// Documents are added a channel at a time and removed the same way: a channel
-/// whose file changed is read again whole (`replaceChannel`), which is how an
-/// index follows every kind of change without knowing what it was. Removed
-/// documents stay in the postings, marked dead, until ``compact()`` drops them.
+/// A channel is indexed whole (`replaceChannel`: how an index follows a file
+/// another writer changed, without knowing what changed), or message by
+/// message (`upsert` and `remove`: a new message, an edit, a deletion, without
+/// reading the rest of the channel again). A message is one document, found by
+/// its channel and key. Removed and replaced documents stay in the postings,
+/// marked dead, until ``compact()`` drops them.
 struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
     /// What the index knows of one message.
     struct Document: Sendable {
@@ -39,8 +41,8 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
     /// Channel ids, by number.
     private(set) var channels: [String] = []
     private var channelNumbers: [String: Int32] = [:]
-    /// Each channel's live documents, by number.
-    private var channelDocuments: [Int32: [Int32]] = [:]
+    /// Each channel's live documents, by key, by channel number.
+    private var channelDocuments: [Int32: [Key: Int32]] = [:]
     /// Every term, by number, and the numbers by term.
     private(set) var terms: [String] = []
     private var termNumbers: [String: Int32] = [:]
@@ -57,16 +59,41 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
     /// Replaces everything the index holds for `channel` with `messages` (none removes it).
     mutating func replaceChannel(_ channel: String, with messages: [Message]) {
         let number = channelNumber(channel)
-        for document in channelDocuments[number] ?? [] {
-            isLive[Int(document)] = false
-            liveCount -= 1
-            liveLength -= Int(lengths[Int(document)])
+        for document in channelDocuments.removeValue(forKey: number)?.values ?? [:].values { kill(document) }
+        add(messages, channel: number)
+    }
+
+    /// Adds `messages` to `channel`, each in place of the document of the same key if there is one.
+    mutating func upsert(_ messages: [Message], in channel: String) {
+        add(messages, channel: channelNumber(channel))
+    }
+
+    /// Removes the documents of `keys` from `channel` (keys it does not hold are passed over).
+    mutating func remove(_ keys: some Sequence<Key>, from channel: String) {
+        guard let number = channelNumbers[channel] else { return }
+        for key in keys {
+            if let old = channelDocuments[number]?.removeValue(forKey: key) { kill(old) }
         }
-        var added = [Int32]()
-        added.reserveCapacity(messages.count)
+        if channelDocuments[number]?.isEmpty == true { channelDocuments[number] = nil }
+    }
+
+    /// Marks `document` dead: searches pass it over until ``compact()`` drops it.
+    private mutating func kill(_ document: Int32) {
+        isLive[Int(document)] = false
+        liveCount -= 1
+        liveLength -= Int(lengths[Int(document)])
+    }
+
+    /// Adds `messages` as documents of `channel`, each in place of the live document of its key
+    /// (a key twice: the last wins).
+    private mutating func add(_ messages: [Message], channel: Int32) {
         var scratch = [(term: Int32, place: UInt32)]()
-        for message in messages { added.append(add(message, channel: number, scratch: &scratch)) }
-        channelDocuments[number] = added.isEmpty ? nil : added
+        var keys = channelDocuments.removeValue(forKey: channel) ?? [:]
+        for message in messages {
+            if let old = keys.removeValue(forKey: message.key) { kill(old) }
+            keys[message.key] = add(message, channel: channel, scratch: &scratch)
+        }
+        channelDocuments[channel] = keys.isEmpty ? nil : keys
     }
 
     /// The channels that have documents.
@@ -103,7 +130,7 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
             }
             return new
         }
-        channelDocuments = channelDocuments.mapValues { $0.map { renumbered[Int($0)] } }
+        channelDocuments = channelDocuments.mapValues { $0.mapValues { renumbered[Int($0)] } }
         // Terms no live document has any more go too: prefixes would keep expanding into them.
         let used = terms.indices.filter { postings[$0].count > 0 }
         terms = used.map { terms[$0] }
