@@ -20,7 +20,7 @@ struct SearchIndexTests {
         "東京", "京", "東京タワー", "タワー", "京都", "都", "ありがとう", "สวัสดี", "ครับ", "👍", "❤", "don ", "com trail",
         "\"see you there\"", "\"you see\"", "\"trail tram\"", "\"東京タワー hello\"", "hello \"see you\" tra", "12 km",
         "naive ", "nothingatall", "\"\"", "", "ガ", "ｶﾞ", "한", "한국", "\u{1112}\u{1161}", "が", "スワ", "สว", "\"see see\"",
-        "\"東 hello\"", "\"hello 東\"", "jose\u{301}", "\u{301}", "ส",
+        "\"東 hello\"", "\"hello 東\"", "jose\u{301}", "\u{301}", "ส", "\"東 京\"", "\"京 タ\"", "\"see you th", "\"東 東\"",
     ]
 
     /// A random message of 1–12 words of the vocabulary.
@@ -140,7 +140,8 @@ struct SearchIndexTests {
             let page = try index.search(SearchQuery("trail"), order: order, limit: 7, after: cursor)
             guard let last = page.last else { break }
             paged += page
-            cursor = index.cursor(after: last)
+            let next: Index.PageCursor = try #require(index.cursor(after: last))
+            cursor = next
         }
         #expect(paged == all)
         // A cursor names its hit by channel and key: a channel read again (its documents numbered
@@ -150,12 +151,46 @@ struct SearchIndexTests {
         }
         let firstPage = try index.search(SearchQuery("trail"), order: order, limit: 10)
         let firstKeys = keys(firstPage)
-        let next = index.cursor(after: firstPage.last!)
+        let next = try #require(index.cursor(after: firstPage.last!))
         index.replaceChannel("b", with: messages)
         index.compact()
         let rest = try index.search(SearchQuery("trail"), order: order, after: next)
         #expect(rest.count == 65)
         #expect(firstKeys + keys(rest) == keys(try index.search(SearchQuery("trail"), order: order)))
+    }
+
+    /// Messages added or removed between pages move every score: the next page weighs terms as
+    /// the first did, so it neither skips nor repeats a hit.
+    @Test func aPageAfterTheIndexChangedNeitherSkipsNorRepeats() throws {
+        var index = Index()
+        index.replaceChannel("a", with: [
+            .init(key: 1, sender: "u", createdAt: 1, text: "apple apple"),
+            .init(key: 2, sender: "u", createdAt: 1, text: "apple pie"),
+            .init(key: 3, sender: "u", createdAt: 1, text: "apple pie and more words here"),
+        ])
+        index.replaceChannel("b", with: (0..<10).map { .init(key: Int64($0), sender: "u", createdAt: 0, text: "banana") })
+        let first = try index.search(SearchQuery("apple "), limit: 1)
+        #expect(first.map { index.documents[Int($0.document)].key } == [1])
+        let cursor = try #require(index.cursor(after: first[0]))
+        index.replaceChannel("b", with: (0..<20).map { .init(key: Int64($0), sender: "u", createdAt: 0, text: "banana") })
+        #expect(try index.search(SearchQuery("apple "), after: cursor).map { index.documents[Int($0.document)].key } == [2, 3])
+        index.remove(Array(0..<15), from: "b")
+        #expect(try index.search(SearchQuery("apple "), after: cursor).map { index.documents[Int($0.document)].key } == [2, 3])
+        // A hit whose message is gone gives no cursor.
+        index.replaceChannel("a", with: [])
+        #expect(index.cursor(after: first[0]) == nil)
+    }
+
+    /// A prefix finds words added after the terms were last sorted, and after many of them.
+    @Test func aPrefixFindsNewWords() throws {
+        var index = Index()
+        index.replaceChannel("a", with: [.init(key: 0, sender: "u", createdAt: 0, text: "trail")])
+        #expect(try index.search(SearchQuery("tra")).count == 1)
+        index.upsert((1...5_000).map { .init(key: Int64($0), sender: "u", createdAt: Int64($0), text: "tram\($0)") }, in: "a")
+        #expect(try index.search(SearchQuery("tram")).count == 5_000)
+        index.upsert([.init(key: 9_999, sender: "u", createdAt: 9_999, text: "trampoline")], in: "a")
+        #expect(try index.search(SearchQuery("tra")).count == 5_002)
+        #expect(try index.search(SearchQuery("trampo")).count == 1)
     }
 
     @Test func aSearchCanBeCancelled() {

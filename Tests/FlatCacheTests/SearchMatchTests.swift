@@ -67,6 +67,25 @@ struct SearchMatchTests {
         #expect(try index.search(SearchQuery("\"beta gamma\"")).count == 1)
     }
 
+    @Test func aPhraseMayStartWithOneCharacterOfARun() {
+        // "東" begins the pair 東京, and 京 is the run's last character, at the next place.
+        #expect(highlights("\"東 京\"", in: "東京") == ["東京"])
+        #expect(highlights("\"東 京都\"", in: "東京都") == ["東京都"])
+    }
+
+    @Test func anOpenQuotesLastWordIsAPrefixWhileTheUserTypes() {
+        #expect(highlights("\"see you th", in: "See you there") == ["See you there"])
+        #expect(highlights("\"see you th ", in: "See you there") == nil)
+    }
+
+    @Test func hebrewPointsAndArabicVowelSignsFoldAway() {
+        #expect(highlights("محمد ", in: "قال مُحَمَّد") == ["مُحَمَّد"])
+        #expect(highlights("שלום ", in: "שָׁלוֹם לכולם") == ["שָׁלוֹם"])
+        // Cased letters of Cyrillic Extended-B and Latin Extended-D fold too.
+        #expect(highlights("ꙁ ", in: "Ꙁ") == ["Ꙁ"])
+        #expect(highlights("ꜳ ", in: "Ꜳ") == ["Ꜳ"])
+    }
+
     @Test func emojiAreFoundWhateverTheirSkinTone() {
         #expect(highlights("👍", in: "ok 👍🏽 done") == ["👍🏽"])
         #expect(highlights("❤️", in: "love it ❤") == ["❤"])

@@ -27,8 +27,11 @@ struct SearchQueryTests {
                 .phrase([Placed(term: "quoted", offset: 0), Placed(term: "phrase", offset: 1)]), .term("x", prefix: true),
             ])
         #expect(SearchQuery("“curly quotes”").clauses == [.phrase([Placed(term: "curly", offset: 0), Placed(term: "quotes", offset: 1)])])
-        // A quote left open runs to the end.
+        // A quote left open runs to the end, its last word a prefix while the user types.
         #expect(SearchQuery("see \"open phrase").clauses == [
+            .term("see", prefix: false), .phrase([Placed(term: "open", offset: 0), Placed(term: "phrase", offset: 1, prefix: true)]),
+        ])
+        #expect(SearchQuery("see \"open phrase ").clauses == [
             .term("see", prefix: false), .phrase([Placed(term: "open", offset: 0), Placed(term: "phrase", offset: 1)]),
         ])
         // One quoted word is that word, whole.

@@ -8,7 +8,7 @@ import Foundation
 /// (then the standard library's `lowercased()`) fills once per process: calling
 /// Foundation per word cost more than the rest of reading a message. A combining
 /// accent (U+0300–U+036F) is dropped, so that a letter followed by one folds as
-/// the letter with it does. Every term ends in Unicode's composed form (NFC):
+/// the letter with it does; so are Hebrew points and Arabic vowel signs. Every term ends in Unicode's composed form (NFC):
 /// lookups compare bytes, so text typed decomposed (as macOS file names are, or
 /// Korean jamo) makes the same term as the same text composed.
 enum SearchFolding {
@@ -34,7 +34,7 @@ enum SearchFolding {
             let value = scalar.value
             if value < 0x80 {
                 folded.append((0x41...0x5A).contains(value) ? Unicode.Scalar(UInt8(value) | 0x20) : scalar)
-            } else if scalar.searchClass == .joiner || (!keepingDiacritics && (0x300...0x36F).contains(value)) {
+            } else if scalar.searchClass == .joiner || (!keepingDiacritics && scalar.isDroppedMark) {
                 continue
             } else if let mapped = Self.mapped(scalar, keepingDiacritics: keepingDiacritics) {
                 folded.append(contentsOf: mapped.unicodeScalars)
@@ -75,6 +75,7 @@ enum SearchFolding {
         // Scripts without spaces have no case or accents to fold, past the forms above.
         if keepingDiacritics { return nil }
         if value < tableEnd { return table[Int(value - 0x80)] }
+        if (extendedStart..<extendedEnd).contains(value) { return extendedTable[Int(value - extendedStart)] }
         // The cased scripts past the table (Deseret, Osage, Adlam and the like): rare enough to ask Foundation.
         if (0x10400...0x1E95F).contains(value) { return foundationFold(scalar) }
         return nil
@@ -85,6 +86,15 @@ enum SearchFolding {
 
     /// What each scalar from U+0080 to ``tableEnd`` folds to, `nil` where it folds to itself.
     private static let table: [String?] = (UInt32(0x80)..<tableEnd).map { value in
+        Unicode.Scalar(value).flatMap(foundationFold)
+    }
+
+    /// Cased letters past ``tableEnd`` in the Basic Multilingual Plane: Cyrillic Extended-B,
+    /// Latin Extended-D and -E, Cherokee's small letters (U+A640 to U+ABFF).
+    private static let (extendedStart, extendedEnd): (UInt32, UInt32) = (0xA640, 0xAC00)
+
+    /// What each scalar from ``extendedStart`` to ``extendedEnd`` folds to, `nil` where it folds to itself.
+    private static let extendedTable: [String?] = (extendedStart..<extendedEnd).map { value in
         Unicode.Scalar(value).flatMap(foundationFold)
     }
 
@@ -116,6 +126,17 @@ enum SearchFolding {
 }
 
 extension Unicode.Scalar {
+    /// Whether folding drops this mark: Latin, Greek and Cyrillic accents (U+0300–U+036F), Hebrew
+    /// points and cantillation, and Arabic vowel signs and Quranic marks, which readers leave out
+    /// when they type ("محمد" finds "مُحَمَّد", "שלום" finds "שָׁלוֹם").
+    fileprivate var isDroppedMark: Bool {
+        switch value {
+        case 0x0300...0x036F: return true
+        case 0x0591...0x05C7, 0x0610...0x061A, 0x064B...0x065F, 0x0670, 0x06D6...0x06ED: return isMark
+        default: return false
+        }
+    }
+
     /// Whether text holding this scalar may read otherwise in NFC: `false` only for letters that
     /// are composed already and never the second half of a composition, in the scripts most
     /// chats use (Latin, Greek, Cyrillic, Armenian, Hebrew and Arabic letters, Thai, Lao, Khmer,

@@ -22,16 +22,31 @@ extension SearchIndex {
         case newestFirst
     }
 
+    /// What BM25 weighed a search's terms against: the index's size when the first page was read.
+    struct Statistics: Hashable, Sendable {
+        /// How many documents were live.
+        var documentCount: Int
+        /// Their average length in tokens.
+        var averageLength: Double
+        /// How many live documents met each clause of the query.
+        var clauseCounts: [Int]
+    }
+
     /// A document that meets the query, and its BM25 score (higher is better).
     struct Hit: Equatable, Sendable {
-        /// The document's number in ``SearchIndex/documents``.
+        /// The document's number in ``SearchIndex/documents``: valid until the index changes.
         var document: Int32
         /// Its BM25 score for the query.
         var score: Double
+        /// What the score was weighed against (the same for every hit of a search).
+        var statistics: Statistics
     }
 
     /// Where a page of hits ended: the next page starts after it. It names the last hit by what
-    /// stays when the index changes (its channel and key), not by its document's number.
+    /// stays when the index changes (its channel and key), not by its document's number, and it
+    /// keeps what the scores were weighed against: messages added or removed between pages move
+    /// every score, and the next page scores with the first page's weights, so that it neither
+    /// skips nor repeats a hit.
     struct PageCursor: Hashable, Sendable {
         /// The last hit's score.
         var score: Double
@@ -41,13 +56,18 @@ extension SearchIndex {
         var channel: String
         /// Its key.
         var key: Key
+        /// What the first page's scores were weighed against.
+        var statistics: Statistics
     }
 
-    /// The cursor that continues after `hit`.
-    func cursor(after hit: Hit) -> PageCursor {
+    /// The cursor that continues after `hit`; `nil` when the hit's document is no longer in the
+    /// index (take the cursor before the index changes).
+    func cursor(after hit: Hit) -> PageCursor? {
+        guard hit.document >= 0, Int(hit.document) < documents.count, isLive[Int(hit.document)] else { return nil }
         let document = documents[Int(hit.document)]
         return PageCursor(
-            score: hit.score, createdAt: createdAt[Int(hit.document)], channel: channels[Int(document.channel)], key: document.key)
+            score: hit.score, createdAt: createdAt[Int(hit.document)], channel: channels[Int(document.channel)], key: document.key,
+            statistics: hit.statistics)
     }
 
     /// The documents that meet every clause of `query` and `filter`, in `order`, at most `limit`,
@@ -68,7 +88,12 @@ extension SearchIndex {
         let smallest = clauses.indices.min { clauses[$0].documents.count < clauses[$1].documents.count }!
         var cursors = [Int](repeating: 0, count: clauses.count)
         let channelNumbers = filter.channels.map { Set($0.compactMap { channels.firstIndex(of: $0).map(Int32.init) }) }
-        let averageLength = Double(liveLength) / Double(liveCount)
+        // A later page weighs terms as its first page did (see `PageCursor`).
+        let statistics =
+            cursor.map(\.statistics).flatMap { $0.clauseCounts.count == clauses.count ? $0 : nil }
+            ?? Statistics(
+                documentCount: liveCount, averageLength: Double(liveLength) / Double(liveCount),
+                clauseCounts: clauses.map(\.documents.count))
         var hits = [Hit]()
         candidates: for (count, document) in clauses[smallest].documents.enumerated() {
             if count & 0xFFF == 0xFFF, isCancelled() { throw CancellationError() }
@@ -76,14 +101,14 @@ extension SearchIndex {
             for (number, clause) in clauses.enumerated() {
                 guard let frequency = clause.frequency(of: document, from: &cursors[number]) else { continue candidates }
                 score += Self.bm25(
-                    frequency: Double(frequency), length: Double(lengths[Int(document)]), averageLength: averageLength,
-                    documentCount: Double(liveCount), withTerm: Double(clause.documents.count))
+                    frequency: Double(frequency), length: Double(lengths[Int(document)]), averageLength: statistics.averageLength,
+                    documentCount: Double(statistics.documentCount), withTerm: Double(statistics.clauseCounts[number]))
             }
             if let channelNumbers, !channelNumbers.contains(documents[Int(document)].channel) { continue }
             if let senders = filter.senders, !senders.contains(documents[Int(document)].sender) { continue }
             if let from = filter.from, createdAt[Int(document)] < from { continue }
             if let until = filter.until, createdAt[Int(document)] >= until { continue }
-            let hit = Hit(document: document, score: score)
+            let hit = Hit(document: document, score: score, statistics: statistics)
             if let cursor, !precedes(cursor, hit, order) { continue }
             hits.append(hit)
         }

@@ -25,7 +25,7 @@ extension SearchQuery {
             // A token's place is its index in `tokens` (each token has its own, from 0), so a
             // phrase's term at `offset` is looked up directly.
             var ranges = [Range<String.Index>]()
-            for start in tokens where start.term == terms[0].term {
+            for start in tokens where Self.meets(start.term, terms[0].term, prefix: terms[0].prefix) {
                 let found = terms.compactMap { placed -> Range<String.Index>? in
                     let position = start.position + placed.offset
                     guard position < tokens.count, Self.meets(tokens[position].term, placed.term, prefix: placed.prefix) else { return nil }

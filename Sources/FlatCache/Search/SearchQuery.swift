@@ -6,7 +6,8 @@
 ///   (the user is still typing), match every word they begin: "tra" finds
 ///   "trail".
 /// - Text in double quotes (`"` or `“ ”`) is a phrase: its words in that order,
-///   next to each other. A quote left open runs to the end.
+///   next to each other. A quote left open runs to the end, its last word a
+///   prefix while the user types.
 /// - Chinese, Japanese, Thai, Lao, Khmer and Myanmar of two or more characters
 ///   are looked up as a phrase of their pairs, the last pair a prefix while the
 ///   user types (a Thai letter's vowel or tone mark comes after it); one such
@@ -47,7 +48,9 @@ struct SearchQuery: Equatable, Sendable {
                 clauses += Self.words(bytes, rest.lowerBound..<open.lowerBound)
                 let inside = open.upperBound..<rest.upperBound
                 let close = Self.quote(in: bytes, inside) ?? inside.upperBound..<inside.upperBound
-                if let phrase = Self.phrase(bytes, inside.lowerBound..<close.lowerBound) { clauses.append(phrase) }
+                    // A quote still open at the end: its last word is a prefix while the user types.
+                let typing = close.isEmpty && close.lowerBound == bytes.count
+                if let phrase = Self.phrase(bytes, inside.lowerBound..<close.lowerBound, typing: typing) { clauses.append(phrase) }
                 rest = close.upperBound..<rest.upperBound
             }
             return clauses
@@ -100,7 +103,7 @@ struct SearchQuery: Equatable, Sendable {
     }
 
     /// A quoted phrase's clause: its terms at the places the index gives them; `nil` when it has no words.
-    private static func phrase(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Clause? {
+    private static func phrase(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, typing: Bool) -> Clause? {
         var terms = [PlacedTerm]()
         var offset = 0
         for segment in SearchTokenizer.segments(of: bytes, in: range) {
@@ -108,7 +111,7 @@ struct SearchQuery: Equatable, Sendable {
             case .word(let word):
                 let term = SearchFolding.fold(bytes, word)
                 guard !term.isEmpty else { continue }
-                terms.append(PlacedTerm(term: term, offset: offset))
+                terms.append(PlacedTerm(term: term, offset: offset, prefix: typing && word.upperBound == range.upperBound))
                 offset += 1
             case .emoji(let emoji):
                 let term = SearchFolding.foldEmoji(bytes, emoji)
@@ -122,6 +125,7 @@ struct SearchQuery: Equatable, Sendable {
                 offset += 1
             case .unspaced(let characters):
                 terms += unspacedPairs(bytes, characters, from: offset)
+                if typing, characters[characters.count - 1].upperBound == range.upperBound { terms[terms.count - 1].prefix = true }
                 // The index gives a run's last character a place of its own after its pairs.
                 offset += characters.count
             }
