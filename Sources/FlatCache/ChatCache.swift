@@ -34,6 +34,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
     /// The messages the user wrote that have not reached the server yet
     /// (see ``Outbox``; an ``OutboxDelivery`` sends them).
     public let outbox: Outbox<Message>
+    /// Finds cached messages by their words, in every channel (see ``MessageSearch``).
+    public let search: MessageSearch<Message>
     /// What seeding from ``Configuration/preloadedBundle`` did when the cache
     /// opened; `nil` without a bundle, or when the cache is read-only (it
     /// seeds nothing).
@@ -115,6 +117,7 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         messages = MessageStore(engine: engine, layout: layout, maxPerChannel: configuration.maxMessagesPerChannel)
         channels = ChannelStore(engine: engine, layout: layout)
         users = UserStore(engine: engine, layout: layout)
+        search = MessageSearch(service: SearchService(store: messages))
         outbox = Outbox(storage: storage, file: layout.outboxFile, clock: configuration.clock)
         try Self.checkRecordTypes(layout, storage: storage, engine: engine, configuration: configuration, directory: directory)
         policy.open()

@@ -7,10 +7,16 @@ enum BlockingWork {
     static func run<T: Sendable>(
         on queue: DispatchQueue, _ work: @escaping @Sendable () throws(FlatCacheError) -> T
     ) async throws(FlatCacheError) -> T {
-        let result: Result<T, FlatCacheError> = await withCheckedContinuation { continuation in
+        try await result(on: queue, work).get()
+    }
+
+    /// Runs `work` on `queue` and resumes the caller with its result, thrown or returned.
+    static func result<T: Sendable>(
+        on queue: DispatchQueue, _ work: @escaping @Sendable () throws(FlatCacheError) -> T
+    ) async -> Result<T, FlatCacheError> {
+        await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: Result { () throws(FlatCacheError) in try work() }) }
         }
-        return try result.get()
     }
 
     /// Calls `body` for every index in `0..<count`, on up to `width` threads

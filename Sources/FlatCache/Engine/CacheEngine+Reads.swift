@@ -29,6 +29,33 @@ extension CacheEngine {
         }
     }
 
+    /// The records of `file` as a load sees them, without bringing a file
+    /// memory does not hold into it: for a reader of every file (the search
+    /// index), which must not push the app's channels out of memory. `stamp`
+    /// is the data file's stamp, taken before (a write after it shows as another stamp later).
+    ///
+    /// Blocks: call it from a thread that may block.
+    func recordsLeavingMemory<R: CacheRecord>(
+        _ file: RecordFile, rule: AppendRule<R>?, stamp: FileStamp?
+    ) throws(FlatCacheError) -> [R]? {
+        if case .some(let hit) = current(file, as: R.self, onDisk: stamp) { return hit }
+        // Memory holds it (changes wait to be written, or another writer came): the usual load keeps them.
+        if holds(file) { return try records(file, rule: rule) }
+        return try storage.withLock(file) { () throws(FlatCacheError) -> [R]? in
+            try storage.loadLocked(file, as: R.self).records
+        }
+    }
+
+    /// The paths of the files memory holds: some may not be on disk yet (changes waiting for write-behind).
+    func heldPaths() -> [String] {
+        locked { Array(files.keys) }
+    }
+
+    /// Whether memory holds `file` (its records, or changes to it waiting to be written).
+    func holds(_ file: RecordFile) -> Bool {
+        locked { files[file.path] != nil }
+    }
+
     /// ``CacheTier/memory``: the records of `file` from memory, or `nil`; never a read.
     func memoryOnlyRecords<R: CacheRecord>(_ file: RecordFile) throws(FlatCacheError) -> [R]? {
         if case .some(let hit) = try memoryHit(file, as: R.self) { return hit }

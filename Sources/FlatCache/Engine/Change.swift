@@ -98,13 +98,7 @@ struct Change<R: CacheRecord>: Sendable {
     }
 
     /// A flag that closures set from any thread.
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false  // guarded by `lock`
-
-        func set() { lock.withLock { value = true } }
-        var isSet: Bool { lock.withLock { value } }
-    }
+    typealias Flag = FlatCache.Flag
 }
 
 /// When the lines of new records may be appended to a file instead of the

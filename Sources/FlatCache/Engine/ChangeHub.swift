@@ -20,6 +20,7 @@ final class ChangeHub: @unchecked Sendable {
     private let firing = DispatchQueue(label: "FlatCache.ChangeHub")
     // Guarded by `lock`.
     private var signals = [String: [ObjectIdentifier: ChangeSignal]]()
+    private var ledgers = [ObjectIdentifier: ChangeLedger]()
     private var count = 0
 
     /// The hub of the folder at `canonicalRoot` (the path every instance on
@@ -60,13 +61,31 @@ final class ChangeHub: @unchecked Sendable {
         }
     }
 
+    /// Starts writing every change, of any file, into `ledger`.
+    func listenToAll(_ ledger: ChangeLedger) {
+        lock.withLock {
+            guard ledgers.updateValue(ledger, forKey: ObjectIdentifier(ledger)) == nil else { return }
+            count += 1
+        }
+    }
+
+    /// Stops writing changes into `ledger`.
+    func remove(_ ledger: ChangeLedger) {
+        lock.withLock {
+            guard ledgers.removeValue(forKey: ObjectIdentifier(ledger)) != nil else { return }
+            count -= 1
+        }
+    }
+
     /// The file at `path` changed: in memory, or on disk.
     func changed(_ path: String) {
-        let fired = lock.withLock { () -> [ChangeSignal] in
+        let (fired, written) = lock.withLock { () -> ([ChangeSignal], [ChangeLedger]) in
             // Costs one check when nobody observes: every save calls this.
-            guard count > 0, let listening = signals[path] else { return [] }
-            return Array(listening.values)
+            guard count > 0 else { return ([], []) }
+            return (signals[path].map { Array($0.values) } ?? [], ledgers.isEmpty ? [] : Array(ledgers.values))
         }
+        // Written on the caller's thread, before it returns: a search right after a save sees it.
+        for ledger in written { ledger.record(path) }
         fire(fired)
     }
 
@@ -87,13 +106,44 @@ final class ChangeHub: @unchecked Sendable {
 
     /// Every file may have changed (the folder was emptied).
     func changedEverything() {
-        let fired = lock.withLock { signals.values.flatMap(\.values) }
+        let (fired, written) = lock.withLock { (signals.values.flatMap(\.values), Array(ledgers.values)) }
+        for ledger in written { ledger.recordEverything() }
         fire(fired)
     }
 
     private func fire(_ fired: [ChangeSignal]) {
         guard !fired.isEmpty else { return }
         firing.async { for signal in fired { signal.fire() } }
+    }
+}
+
+/// The files that changed since their follower last took them: what a
+/// follower of every file (the search index) reads when it next needs to be current.
+///
+/// Lock rule: `lock` is a leaf. The engine may write here holding a file's
+/// lock; nothing is called out under `lock`.
+final class ChangeLedger: @unchecked Sendable {
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var paths = Set<String>()
+    private var everything = false
+
+    /// The file at `path` changed.
+    func record(_ path: String) {
+        lock.withLock { _ = paths.insert(path) }
+    }
+
+    /// Every file may have changed.
+    func recordEverything() {
+        lock.withLock { everything = true }
+    }
+
+    /// What changed since the last take, and forgets it: the paths, and whether everything did.
+    func take() -> (paths: Set<String>, everything: Bool) {
+        lock.withLock {
+            defer { (paths, everything) = ([], false) }
+            return (paths, everything)
+        }
     }
 }
 

@@ -80,6 +80,13 @@ public protocol MessageRecord: CacheRecord {
     /// The ``Outbox`` matches a server's copy to the entry it came from by
     /// it. The default implementation returns `nil`.
     var requestID: String? { get }
+    /// The text search finds the message by (see ``MessageSearch``): what the
+    /// user reads in it, such as its body, a caption or a file name; `nil`
+    /// for a message search leaves out. The default implementation returns `nil`.
+    var searchableText: String? { get }
+    /// The id of the user who sent it, which ``SearchFilter/senderIDs`` matches;
+    /// `nil` when unknown. The default implementation returns `nil`.
+    var senderID: String? { get }
 }
 
 extension MessageRecord {
@@ -87,6 +94,10 @@ extension MessageRecord {
     public var isInGroupChannel: Bool { true }
     /// `nil`: a type that does not say carries no request id.
     public var requestID: String? { nil }
+    /// `nil`: a type that does not say is not searched.
+    public var searchableText: String? { nil }
+    /// `nil`: a type that does not say names no sender.
+    public var senderID: String? { nil }
 }
 
 extension MessageRecord where MessageID == Int64 {

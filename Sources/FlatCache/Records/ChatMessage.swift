@@ -31,6 +31,11 @@ public struct ChatMessage: MessageRecord, Codable, Hashable, Identifiable {
     /// `nil` for a message another client sent, or one not matched to an ``Outbox`` entry.
     public var requestID: String?
 
+    /// Its ``text``: what search finds it by.
+    public var searchableText: String? { text }
+    /// Its sender's id: what a search's ``SearchFilter/senderIDs`` matches.
+    public var senderID: String? { sender?.userID }
+
     /// Whether ``channelKind`` is ``ChatChannel/Kind/group``.
     public var isInGroupChannel: Bool {
         // A pattern, not `==`: the synthesized equality, called with the kind's address, copied the whole message first.

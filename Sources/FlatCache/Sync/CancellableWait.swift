@@ -6,11 +6,20 @@ import Foundation
 enum CancellableWait {
     /// The value of `task`, or `CancellationError` as soon as the waiting task is cancelled.
     static func value<T: Sendable>(of task: Task<T, any Error>) async throws -> T {
+        try await result { finish in Task { finish(await task.result) } }
+    }
+
+    /// The result `start` reports through the function it is given (from any
+    /// thread, once), or `CancellationError` as soon as the waiting task is
+    /// cancelled; a report after that is dropped.
+    static func result<T: Sendable>(
+        _ start: (_ finish: @escaping @Sendable (Result<T, any Error>) -> Void) -> Void
+    ) async throws -> T {
         let waiter = Waiter<T>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 waiter.start(continuation)
-                Task { waiter.finish(with: await task.result) }
+                start { result in waiter.finish(with: result) }
             }
         } onCancel: {
             waiter.finish(with: .failure(CancellationError()))
