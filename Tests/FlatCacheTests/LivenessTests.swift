@@ -50,6 +50,11 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(10)))
+    func searchAnswersWhileItsQueriesAndModelsAreCancelled() async throws {
+        try await campaign("search", rounds: Self.rounds(40))
+    }
+
+    @Test(.timeLimit(.minutes(10)))
     func modelsAnswerWhileTheirCallsAreCancelled() async throws {
         try await campaign("models", rounds: Self.rounds(60))
     }

@@ -219,3 +219,27 @@ import Testing
         #expect(try await Self.ids(rotated, "rendezvous") == [1])
     }
 }
+
+/// Cancelling a search's task ends it with `CancellationError`, and leaves the index answering.
+@Suite(.timeLimit(.minutes(1))) struct MessageSearchCancellationTests {
+    let folder = try! TemporaryFolder()
+
+    @Test func aSearchWhoseTaskIsCancelledThrowsCancellationErrorAndTheNextAnswers() async throws {
+        let cache = try ChatCache(directory: folder.url)
+        try await cache.messages.save((1...200).map { MessageSearchTests.message($0, in: "c\($0 % 7)", "word \($0)") })
+        let search = cache.search
+        let task = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return try await search.messages(matching: "word")
+        }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let prepare = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return try await search.prepare()
+        }
+        prepare.cancel()
+        await #expect(throws: CancellationError.self) { try await prepare.value }
+        #expect(try await search.messages(matching: "word", limit: 500).hits.count == 200)
+    }
+}

@@ -73,6 +73,7 @@ enum Liveness {
         case "outbox": try await LivenessOutbox(folder: folder, seed: seed, stopwatch: stopwatch)
         case "users": try await LivenessUsers(folder: folder, seed: seed, stopwatch: stopwatch)
         case "observation": try await LivenessObservation(folder: folder, seed: seed, stopwatch: stopwatch)
+        case "search": try await LivenessSearch(folder: folder, seed: seed, stopwatch: stopwatch)
         case "models":
             if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
                 try await LivenessModels(folder: folder, seed: seed, stopwatch: stopwatch)
