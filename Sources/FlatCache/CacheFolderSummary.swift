@@ -25,6 +25,9 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         /// `outbox.lines`, the messages queued to send: one line per state of an
         /// entry (see ``Outbox``), so its records are lines, not entries.
         case outbox
+        /// `search.lines`, the saved search index (see ``MessageSearch``): derived
+        /// data, built again from the messages when it is missing or damaged.
+        case search
     }
 
     /// One data file, as found.
@@ -124,7 +127,7 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
             let problem: String?
             switch contents {
             case .missing: return
-            case .records(let lines) where lines.appended.isEmpty || role != .outbox: (records, problem) = (lines.lineCount, nil)
+            case .records(let lines) where lines.appended.isEmpty || ![.outbox, .search].contains(role): (records, problem) = (lines.lineCount, nil)
             case .records: (records, problem) = (0, Corruption.appendedLinesNotAllowed.description)
             case .corrupt(let corruption): (records, problem) = (0, corruption.description)
             }
@@ -137,6 +140,7 @@ public struct CacheFolderSummary: Sendable, Hashable, Codable {
         try add(layout.usersFile, .users)
         for file in try layout.messageFiles() { try add(file, .messages) }
         try add(layout.outboxFile, .outbox)
+        try add(layout.searchFile, .search)
         let recorded = try RecordTypesFile.readContents(layout)
         return CacheFolderSummary(recordTypes: recorded?.types, keyID: recorded?.keyID, files: files)
     }

@@ -66,6 +66,8 @@ extension ChatCache {
         _ = try engine.flushNow()
         try storage.locks.withAllLocks { () throws(FlatCacheError) in
             engine.forgetAll()
+            // Derived data, sealed under the old key: the new cache builds it again rather than carry it over.
+            try layout.searchFile.remove()
             try KeyChange.run(
                 from: layout, to: layout.sealed(by: sealer), storage: storage, recordTypes: Self.recordTypes,
                 Message.self, Channel.self, User.self)

@@ -82,6 +82,7 @@ extension ChatCache {
             case .users: try storage.count(lines, as: User.self)
             case .messages: try storage.count(lines, as: Message.self)
             case .outbox: try storage.count(lines, as: OutboxRecord<Message>.self)
+            case .search: try storage.count(lines, as: SearchSnapshotRecord.self)
             }
         }, typed: true)
         return try verification.run(repair: repair, progress: progress)

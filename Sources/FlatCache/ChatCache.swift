@@ -214,6 +214,8 @@ public final class ChatCache<Message: MessageRecord, Channel: ChannelRecord, Use
         try layout.usersFile.remove()
         try layout.usageFile.remove()
         try layout.outboxFile.remove()
+        // The index holds the words of every message: it goes with them.
+        try layout.searchFile.remove()
         try FileSystem.removeFile(at: layout.preloadedPath)
         engine.policy.usage.forget(engine.policy.usage.all.keys)
         try FileSystem.removeItem(at: layout.messagesDirectory)

@@ -49,6 +49,7 @@ struct FolderVerification {
         items.append(.continuity(layout.channelsContinuityFile, of: layout.channelsFile))
         items += try continuityFiles().map { .continuity($0.continuity, of: $0.messages) }
         items.append(.data(layout.outboxFile, .outbox))
+        items.append(.data(layout.searchFile, .search))
         items += [.usage, .recordTypes, .preloaded]
         var existing = [Item]()
         for item in items where try FileSystem.entry(at: path(of: item)) != .missing { existing.append(item) }

@@ -51,6 +51,11 @@ extension CacheEngine {
         locked { Array(files.keys) }
     }
 
+    /// Whether memory holds changes to `file` not on disk yet (waiting for write-behind, or memory-only).
+    func hasUnwrittenChanges(_ file: RecordFile) -> Bool {
+        locked { files[file.path].map { $0.isDirty || $0.hasMemoryOnlyChanges } ?? false }
+    }
+
     /// Whether memory holds `file` (its records, or changes to it waiting to be written).
     func holds(_ file: RecordFile) -> Bool {
         locked { files[file.path] != nil }

@@ -36,6 +36,7 @@ struct CacheLayout: Sendable {
         usersFile = RecordFile(path: root + "/users.lines", sealer: sealer)
         usageFile = RecordFile(path: root + "/usage.lines", sealer: sealer)
         outboxFile = RecordFile(path: root + "/outbox.lines", sealer: sealer)
+        searchFile = RecordFile(path: root + "/search.lines", sealer: sealer)
     }
 
     /// The same folder's layout with `sealer` (another key, or none).
@@ -45,7 +46,7 @@ struct CacheLayout: Sendable {
 
     /// The names FlatCache itself puts at the root, besides the marker.
     var ownNames: Set<String> {
-        let files = [channelsFile, usersFile, usageFile, outboxFile].map(\.name) + ["channels.continuity"]
+        let files = [channelsFile, usersFile, usageFile, outboxFile, searchFile].map(\.name) + ["channels.continuity"]
         return Set(files + files.map { $0 + ".sha256" } + ["records", "rekey", "preloaded", "journal", "messages", "quarantine"])
     }
 
@@ -75,6 +76,10 @@ struct CacheLayout: Sendable {
 
     /// The messages written but not sent yet, a log of their states (see ``Outbox``).
     let outboxFile: RecordFile
+
+    /// The search index, saved so that the next launch need not build it again
+    /// (see ``SearchSnapshot``): derived data, removed and rebuilt at will.
+    let searchFile: RecordFile
 
     /// The folder of per-channel message files.
     var messagesDirectory: String { root + "/messages" }

@@ -143,6 +143,50 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
         (sortedTerms, unsortedTerms) = (nil, [])
     }
 
+    /// The index as plain arrays, compacted: what a snapshot file keeps (see ``SearchSnapshot``).
+    struct Stored: Sendable {
+        var channels: [String]
+        var documents: [Document]
+        var createdAt: [Int64]
+        var lengths: [Int32]
+        var terms: [String]
+        var postings: [SearchPostings]
+    }
+
+    /// The index, compacted, as plain arrays.
+    mutating func stored() -> Stored {
+        compact()
+        return Stored(
+            channels: channels, documents: documents, createdAt: createdAt, lengths: lengths, terms: terms, postings: postings)
+    }
+
+    /// The index `stored` holds; `nil` when its parts do not fit together (a document of a channel
+    /// it does not name, a key twice in a channel, a term twice, arrays of other lengths).
+    init?(stored: Stored) {
+        let count = stored.documents.count
+        guard stored.createdAt.count == count, stored.lengths.count == count, stored.terms.count == stored.postings.count,
+            stored.lengths.allSatisfy({ $0 >= 0 })
+        else { return nil }
+        channels = stored.channels
+        channelNumbers = Dictionary(stored.channels.enumerated().map { ($1, Int32($0)) }, uniquingKeysWith: { $1 })
+        guard channelNumbers.count == channels.count else { return nil }
+        for (number, document) in stored.documents.enumerated() {
+            guard document.channel >= 0, Int(document.channel) < channels.count,
+                channelDocuments[document.channel, default: [:]].updateValue(Int32(number), forKey: document.key) == nil
+            else { return nil }
+        }
+        terms = stored.terms
+        termNumbers = Dictionary(stored.terms.enumerated().map { ($1, Int32($0)) }, uniquingKeysWith: { $1 })
+        guard termNumbers.count == terms.count else { return nil }
+        documents = stored.documents
+        createdAt = stored.createdAt
+        lengths = stored.lengths
+        postings = stored.postings
+        isLive = Array(repeating: true, count: count)
+        liveCount = count
+        liveLength = stored.lengths.reduce(0) { $0 + Int($1) }
+    }
+
     /// The numbers of the terms that begin with `prefix` (`prefix` itself included).
     mutating func terms(beginningWith prefix: String) -> [Int32] {
         let precedes = { [terms] (a: Int32, b: Int32) in terms[Int(a)].utf8.lexicographicallyPrecedes(terms[Int(b)].utf8) }

@@ -20,35 +20,33 @@ import Foundation
 final class SearchService<Message: MessageRecord>: @unchecked Sendable {
     typealias Index = SearchIndex<Message.MessageID>
 
-    private let store: MessageStore<Message>
-    private let ledger = ChangeLedger()
-    private let queue = DispatchQueue(label: "FlatCache.Search", qos: .utility)
+    typealias Snapshot = SearchSnapshot<Message.MessageID>
+
+    let store: MessageStore<Message>
+    let ledger = ChangeLedger()
+    let queue = DispatchQueue(label: "FlatCache.Search", qos: .utility)
+    /// Where snapshots are written, away from searches.
+    let snapshotQueue = DispatchQueue(label: "FlatCache.SearchSnapshot", qos: .background)
 
     // Confined to `queue`.
-    private var index = Index()
+    var index = Index()
     /// What was indexed of each message file, by path.
-    private var indexed = [String: IndexedChannel]()
+    var indexed = [String: Snapshot.File]()
     /// Message files the background build has still to index, in its order, and as a set.
-    private var backlog = [RecordFile]()
-    private var waiting = Set<String>()
-    private var started = false
+    var backlog = [RecordFile]()
+    var waiting = Set<String>()
+    var started = false
     /// Calls of ``whenComplete(_:)`` waiting for the backlog to empty.
-    private var completionWaiters = [@Sendable (Result<SearchProgress, FlatCacheError>) -> Void]()
-
-    /// What the index holds of one message file.
-    private struct IndexedChannel {
-        /// The channel's URL, once a message of it was seen.
-        var channelURL: String?
-        /// The data file's stamp when it was read.
-        var stamp: FileStamp?
-        /// A digest of each indexed message's searchable fields, by id: what tells an edit.
-        var fingerprints: [Message.MessageID: Int]
-    }
+    var completionWaiters = [@Sendable (Result<SearchProgress, FlatCacheError>) -> Void]()
+    /// Message files whose index changed since the last snapshot was saved (or read).
+    var changedSinceSnapshot = 0
+    /// How many times a message file was read into the index: what a saved index spares.
+    var filesRead = 0
 
     /// A few dozen channels a build item indexes before it lets searches run.
-    private static var channelsPerItem: Int { 16 }
+    static var channelsPerItem: Int { 16 }
     /// More channels than this changed by other writers at once are indexed in the background.
-    private static var catchUpLimit: Int { 64 }
+    static var catchUpLimit: Int { 64 }
 
     init(store: MessageStore<Message>) {
         self.store = store.using(.memoryAndDisk)
@@ -132,6 +130,9 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
         try await CancellableWait.result { finish in queue.async { self.whenComplete { finish($0.mapError { $0 }) } } }
     }
 
+    /// How many message files were read into the index so far (for tests).
+    var filesReadSoFar: Int { queue.sync { filesRead } }
+
     /// How far the index is: on `queue`.
     var progress: SearchProgress {
         dispatchPrecondition(condition: .onQueue(queue))
@@ -147,7 +148,17 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
         guard !started else { return }
         // Listening first: a file written while the folder is listed is then indexed twice, never missed.
         store.engine.hub.listenToAll(ledger)
-        enqueue(try messageFiles())
+        restoreSnapshot()
+        let files = try messageFiles()
+        var stale = [RecordFile]()
+        for file in files {
+            if let stamp = indexed[file.path]?.stamp, try store.engine.folders.dataStamp(of: file) == stamp { continue }
+            stale.append(file)
+        }
+        enqueue(stale)
+        // Channels gone since the snapshot: their documents go now (no file to read).
+        let present = Set(files.map(\.path))
+        for path in indexed.keys where !present.contains(path) { try reindex(path: path) }
         started = true
         scheduleBuild()
     }
@@ -164,137 +175,9 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
         if waiting.isEmpty { done(.success(progress)) } else { completionWaiters.append(done) }
     }
 
-    // MARK: - Building
-
-    private func enqueue(_ files: [RecordFile]) {
-        for file in files where waiting.insert(file.path).inserted { backlog.append(file) }
-    }
-
-    /// Indexes the next few channels of the backlog, then lets searches run before the next few.
-    private func scheduleBuild() {
-        queue.async { [weak self] in self?.buildStep() }
-    }
-
-    private func buildStep() {
-        var done = 0
-        while done < Self.channelsPerItem, !backlog.isEmpty {
-            let file = backlog.removeFirst()
-            guard waiting.remove(file.path) != nil else { continue }
-            done += 1
-            do {
-                try reindex(file)
-            } catch {
-                // A file that cannot be read now is tried again when it next changes; the log says which.
-                store.storage.logger.warning(
-                    "FlatCache could not index a channel for search", metadata: ["file": "\(file.path)", "error": "\(error)"])
-            }
-        }
-        compactIfWorthIt()
-        if backlog.isEmpty || waiting.isEmpty { finishBuild() } else { scheduleBuild() }
-    }
-
-    /// Ends the build: tells those waiting for it.
-    private func finishBuild() {
-        backlog = []
-        waiting = []
-        let waiters = completionWaiters
-        completionWaiters = []
-        let finished = progress
-        for waiter in waiters { waiter(.success(finished)) }
-    }
-
-    // MARK: - Catching up
-
-    /// Indexes what changed since the last search: this process's changes, then other writers' (by stamp).
-    private func catchUp() throws(FlatCacheError) {
-        let changed = ledger.take()
-        var dirty = Set(changed.paths.filter { $0.hasPrefix(store.layout.messagesDirectory + "/") && $0.hasSuffix(".lines") })
-        let files = try messageFiles()
-        let present = Set(files.map(\.path))
-        var others = [RecordFile]()
-        for file in files where !dirty.contains(file.path) {
-            guard let known = indexed[file.path] else {
-                if !waiting.contains(file.path) { others.append(file) }  // else the build has it still to do
-                continue
-            }
-            if try store.engine.folders.dataStamp(of: file) != known.stamp { others.append(file) }
-        }
-        for path in indexed.keys where !present.contains(path) { dirty.insert(path) }
-        if changed.everything || others.count > Self.catchUpLimit {
-            // A whole folder changed (emptied, a new key, another process's big write): in the background.
-            enqueue(changed.everything ? files : others)
-            if !changed.everything { others = [] }
-            scheduleBuild()
-        }
-        for file in others { dirty.insert(file.path) }
-        // A build with little left is finished now: a small cache's first search sees everything.
-        if waiting.count <= Self.catchUpLimit {
-            for file in backlog where waiting.contains(file.path) { dirty.insert(file.path) }
-        }
-        for path in dirty.sorted() {
-            waiting.remove(path)
-            let name = String(path.split(separator: "/").last ?? "")
-            try reindex(store.layout.messagesFile(named: name))
-        }
-        if waiting.isEmpty { finishBuild() }
-        compactIfWorthIt()
-    }
-
-    /// The message files on disk, and those memory holds that may not be written yet.
-    private func messageFiles() throws(FlatCacheError) -> [RecordFile] {
-        var files = try store.layout.messageFiles()
-        let onDisk = Set(files.map(\.path))
-        let folder = store.layout.messagesDirectory + "/"
-        for path in store.engine.heldPaths() where path.hasPrefix(folder) && path.hasSuffix(".lines") && !onDisk.contains(path) {
-            files.append(store.layout.messagesFile(named: String(path.dropFirst(folder.count))))
-        }
-        return files
-    }
-
-    /// Brings the index of one message file in line with what a load returns now.
-    private func reindex(_ file: RecordFile) throws(FlatCacheError) {
-        let stamp = try store.engine.folders.dataStamp(of: file)
-        let records: [Message]
-        if stamp == nil && !store.engine.holds(file) {
-            records = []
-        } else if store.policy.isExpired(file) {
-            records = []
-        } else {
-            records = store.newest(try store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? [])
-        }
-        var old = indexed[file.path]?.fingerprints ?? [:]
-        var fingerprints = [Message.MessageID: Int](minimumCapacity: records.count)
-        var changed = [Index.Message]()
-        for message in records {
-            guard let text = message.searchableText, !text.isEmpty else { continue }
-            let sender = message.senderID ?? ""
-            var hasher = Hasher()
-            hasher.combine(text)
-            hasher.combine(sender)
-            hasher.combine(message.createdAt)
-            let fingerprint = hasher.finalize()
-            fingerprints[message.messageID] = fingerprint
-            if old.removeValue(forKey: message.messageID) != fingerprint {
-                changed.append(Index.Message(key: message.messageID, sender: sender, createdAt: message.createdAt, text: text))
-            }
-        }
-        let channelURL = records.first?.channelURL ?? indexed[file.path]?.channelURL
-        if let channelURL {
-            if !old.isEmpty { index.remove(old.keys, from: channelURL) }
-            if !changed.isEmpty { index.upsert(changed, in: channelURL) }
-        }
-        indexed[file.path] = records.isEmpty && stamp == nil
-            ? nil : IndexedChannel(channelURL: channelURL, stamp: stamp, fingerprints: fingerprints)
-    }
-
     /// The index's form of `filter`.
     private static func filter(_ filter: SearchFilter) -> Index.Filter {
         Index.Filter(channels: filter.channelURLs, senders: filter.senderIDs, from: filter.createdSince, until: filter.createdBefore)
-    }
-
-    /// Drops the documents upserts and removals left dead once they are a quarter of the index.
-    private func compactIfWorthIt() {
-        if index.deadCount > 4096, index.deadCount * 4 > index.documents.count { index.compact() }
     }
 
     // MARK: - Hits

@@ -16,6 +16,11 @@ struct FileStamp: Hashable, Sendable {
         let nanoseconds: Int
     }
 
+    /// A stamp of the given parts (as a snapshot of the search index keeps them).
+    init(device: UInt64, inode: UInt64, size: Int, modified: Timestamp, changed: Timestamp) {
+        (self.device, self.inode, self.size, self.modified, self.changed) = (device, inode, size, modified, changed)
+    }
+
     init(_ info: stat) {
         device = UInt64(truncatingIfNeeded: info.st_dev)
         inode = UInt64(truncatingIfNeeded: info.st_ino)

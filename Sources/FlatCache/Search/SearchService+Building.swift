@@ -1,0 +1,142 @@
+import Foundation
+
+/// The search index's build and catch-up: reading message files into it (see ``SearchService``).
+extension SearchService {
+    // MARK: - Building
+
+    func enqueue(_ files: [RecordFile]) {
+        for file in files where waiting.insert(file.path).inserted { backlog.append(file) }
+    }
+
+    /// Indexes the next few channels of the backlog, then lets searches run before the next few.
+    func scheduleBuild() {
+        queue.async { [weak self] in self?.buildStep() }
+    }
+
+    func buildStep() {
+        var done = 0
+        while done < Self.channelsPerItem, !backlog.isEmpty {
+            let file = backlog.removeFirst()
+            guard waiting.remove(file.path) != nil else { continue }
+            done += 1
+            do {
+                try reindex(file)
+            } catch {
+                // A file that cannot be read now is tried again when it next changes; the log says which.
+                store.storage.logger.warning(
+                    "FlatCache could not index a channel for search", metadata: ["file": "\(file.path)", "error": "\(error)"])
+            }
+        }
+        compactIfWorthIt()
+        if backlog.isEmpty || waiting.isEmpty { finishBuild() } else { scheduleBuild() }
+    }
+
+    /// Ends the build: saves what it built, and tells those waiting for it.
+    func finishBuild() {
+        backlog = []
+        waiting = []
+        if changedSinceSnapshot > 0 { saveSnapshot() }
+        let waiters = completionWaiters
+        completionWaiters = []
+        let finished = progress
+        for waiter in waiters { waiter(.success(finished)) }
+    }
+
+    // MARK: - Catching up
+
+    /// Indexes what changed since the last search: this process's changes, then other writers' (by stamp).
+    func catchUp() throws(FlatCacheError) {
+        let changed = ledger.take()
+        var dirty = Set(changed.paths.filter { $0.hasPrefix(store.layout.messagesDirectory + "/") && $0.hasSuffix(".lines") })
+        let files = try messageFiles()
+        let present = Set(files.map(\.path))
+        var others = [RecordFile]()
+        for file in files where !dirty.contains(file.path) {
+            guard let known = indexed[file.path] else {
+                if !waiting.contains(file.path) { others.append(file) }  // else the build has it still to do
+                continue
+            }
+            if try store.engine.folders.dataStamp(of: file) != known.stamp { others.append(file) }
+        }
+        for path in indexed.keys where !present.contains(path) { dirty.insert(path) }
+        if changed.everything || others.count > Self.catchUpLimit {
+            // A whole folder changed (emptied, a new key, another process's big write): in the background.
+            enqueue(changed.everything ? files : others)
+            if !changed.everything { others = [] }
+            scheduleBuild()
+        }
+        for file in others { dirty.insert(file.path) }
+        // A build with little left is finished now: a small cache's first search sees everything.
+        if waiting.count <= Self.catchUpLimit {
+            for file in backlog where waiting.contains(file.path) { dirty.insert(file.path) }
+        }
+        for path in dirty.sorted() {
+            waiting.remove(path)
+            try reindex(path: path)
+        }
+        if waiting.isEmpty { finishBuild() }
+        compactIfWorthIt()
+        if waiting.isEmpty, changedSinceSnapshot >= max(32, indexed.count / 10) { saveSnapshot() }
+    }
+
+    /// The message files on disk, and those memory holds that may not be written yet.
+    func messageFiles() throws(FlatCacheError) -> [RecordFile] {
+        var files = try store.layout.messageFiles()
+        let onDisk = Set(files.map(\.path))
+        let folder = store.layout.messagesDirectory + "/"
+        for path in store.engine.heldPaths() where path.hasPrefix(folder) && path.hasSuffix(".lines") && !onDisk.contains(path) {
+            files.append(store.layout.messagesFile(named: String(path.dropFirst(folder.count))))
+        }
+        return files
+    }
+
+    /// ``reindex(_:)`` of the message file at `path`.
+    func reindex(path: String) throws(FlatCacheError) {
+        try reindex(store.layout.messagesFile(named: String(path.split(separator: "/").last ?? "")))
+    }
+
+    /// Brings the index of one message file in line with what a load returns now.
+    func reindex(_ file: RecordFile) throws(FlatCacheError) {
+        let stamp = try store.engine.folders.dataStamp(of: file)
+        let records: [Message]
+        if stamp == nil && !store.engine.holds(file) {
+            records = []
+        } else if store.policy.isExpired(file) {
+            records = []
+        } else {
+            records = store.newest(try store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? [])
+            filesRead += 1
+        }
+        var old = indexed[file.path]?.fingerprints ?? [:]
+        var fingerprints = [Message.MessageID: UInt64](minimumCapacity: records.count)
+        var changed = [Index.Message]()
+        for message in records {
+            guard let text = message.searchableText, !text.isEmpty else { continue }
+            let sender = message.senderID ?? ""
+            let fingerprint = SearchFingerprint.of(text: text, sender: sender, createdAt: message.createdAt)
+            fingerprints[message.messageID] = fingerprint
+            if old.removeValue(forKey: message.messageID) != fingerprint {
+                changed.append(Index.Message(key: message.messageID, sender: sender, createdAt: message.createdAt, text: text))
+            }
+        }
+        let known = indexed[file.path]
+        let channelURL = records.first?.channelURL ?? known?.channelURL
+        if let channelURL {
+            if !old.isEmpty { index.remove(old.keys, from: channelURL) }
+            if !changed.isEmpty { index.upsert(changed, in: channelURL) }
+        }
+        // Memory's changes not written yet: the file's stamp does not say what was indexed.
+        let indexedStamp = store.engine.hasUnwrittenChanges(file) ? nil : stamp
+        let now = records.isEmpty && stamp == nil
+            ? nil : Snapshot.File(channelURL: channelURL, stamp: indexedStamp, fingerprints: fingerprints)
+        if !old.isEmpty || !changed.isEmpty || (known == nil) != (now == nil) || known?.stamp != now?.stamp {
+            changedSinceSnapshot += 1
+        }
+        indexed[file.path] = now
+    }
+
+    /// Drops the documents upserts and removals left dead once they are a quarter of the index.
+    func compactIfWorthIt() {
+        if index.deadCount > 4096, index.deadCount * 4 > index.documents.count { index.compact() }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// The search index saved in `search.lines` (``SearchSnapshot``): read once
+/// when search starts, written when the build is done and after many changes.
+extension SearchService {
+    /// Takes the saved index when there is one this version wrote for this
+    /// cache's key type; otherwise leaves the index empty (the build makes it).
+    /// A damaged file is reported and moved aside, like any damaged file.
+    func restoreSnapshot() {
+        let file = store.layout.searchFile
+        let records: [SearchSnapshotRecord]?
+        do {
+            records = try store.storage.readIfPresent(file, as: SearchSnapshotRecord.self)
+        } catch {
+            store.storage.logger.warning(
+                "FlatCache could not read its saved search index; it builds it again", metadata: ["error": "\(error)"])
+            return
+        }
+        guard let records, let snapshot = Snapshot(records: records), let restored = Index(stored: snapshot.index) else { return }
+        var files = [String: Snapshot.File]()
+        for (name, entry) in snapshot.files {
+            guard name.hasSuffix(".lines"), SHA256Digest(hex: Array(name.utf8.dropLast(6))) != nil else { return }
+            files[store.layout.messagesFile(named: name).path] = entry
+        }
+        index = restored
+        indexed = files
+        changedSinceSnapshot = 0
+    }
+
+    /// Saves the index now, in the background: the snapshot is taken here, on `queue`, and
+    /// written on ``snapshotQueue``. Nothing on a read-only cache, or for a key type that cannot be saved.
+    func saveSnapshot() {
+        guard !store.storage.isReadOnly else { return }
+        let prefix = store.layout.messagesDirectory + "/"
+        var files = [String: Snapshot.File]()
+        for (path, entry) in indexed where path.hasPrefix(prefix) { files[String(path.dropFirst(prefix.count))] = entry }
+        guard let records = Snapshot(files: files, index: index.stored()).records() else { return }
+        changedSinceSnapshot = 0
+        let (storage, file) = (store.storage, store.layout.searchFile)
+        snapshotQueue.async {
+            do {
+                _ = try storage.replace(file, with: records)
+            } catch {
+                // Derived data: the next launch builds what it lacks.
+                storage.logger.warning("FlatCache could not save its search index", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+
+@testable import FlatCache
+
+/// The saved search index, `search.lines`: the next instance reads it instead
+/// of every message file, and reads again only the files written since; a
+/// damaged, foreign or old snapshot is passed over and the index built again;
+/// it goes with `removeAll()` and a new key; encrypted, it holds no word.
+@Suite(.timeLimit(.minutes(1))) struct SearchSnapshotTests {
+    typealias Cache = ChatCache<ChatMessage, ChatChannel, ChatUser>
+
+    let folder = try! TemporaryFolder()
+    var searchFile: URL { folder.url.appendingPathComponent("search.lines") }
+
+    static func messages(channels: Int, each: Int = 3) -> [ChatMessage] {
+        (0..<channels).flatMap { channel in
+            (1...each).map { index in
+                MessageSearchTests.message(Int64(channel * 100 + index), in: "c\(channel)", "hello from \(channel) number \(index)")
+            }
+        }
+    }
+
+    /// Opens a cache, builds its index and waits until its snapshot is on disk.
+    func builtCache(_ configuration: Configuration = Configuration()) async throws -> Cache {
+        let cache = try Cache(directory: folder.url, configuration: configuration)
+        try await cache.search.prepare()
+        try await waitUntil("the snapshot is written") { FileManager.default.fileExists(atPath: searchFile.path) }
+        return cache
+    }
+
+    @Test func theNextInstanceReadsTheSnapshotAndOnlyTheFilesWrittenSince() async throws {
+        try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 20))
+        let first = try await builtCache()
+        #expect(first.search.service.filesReadSoFar == 20)
+
+        // Another instance writes one channel after the snapshot
+        try Cache(directory: folder.url).messages.blocking.save([MessageSearchTests.message(5_000, in: "c7", "brand new words")])
+        let second = try Cache(directory: folder.url)
+        #expect(try await second.search.prepare().indexedMessages == 61)
+        #expect(second.search.service.filesReadSoFar == 1)
+        #expect(try await MessageSearchTests.ids(second, "brand") == [5_000])
+        let some = try await MessageSearchTests.ids(second, "\"from 3 number 2\"")
+        #expect(some == [302])
+        let all = try await second.search.messages(matching: "hello", limit: 100)
+        #expect(all.hits.count == 60, "\(all.hits.map(\.message.messageID).sorted())")
+    }
+
+    @Test func aChannelRemovedSinceTheSnapshotIsNotFound() async throws {
+        try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 4))
+        _ = try await builtCache()
+        try Cache(directory: folder.url).messages.blocking.removeAll(in: "c2")
+        let second = try Cache(directory: folder.url)
+        #expect(try await second.search.messages(matching: "hello", limit: 100).hits.count == 9)
+        #expect(second.search.service.filesReadSoFar == 0)
+    }
+
+    @Test func aDamagedSnapshotIsReportedMovedAsideAndTheIndexBuiltAgain() async throws {
+        try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 5))
+        _ = try await builtCache()
+        var bytes = try Data(contentsOf: searchFile)
+        bytes[bytes.count / 2] ^= 0x01
+        try bytes.write(to: searchFile)
+
+        let damaged = DamagedFileLog()
+        var configuration = Configuration()
+        configuration.onDamagedFile = { damaged.append($0.path) }
+        let second = try Cache(directory: folder.url, configuration: configuration)
+        #expect(try await second.search.messages(matching: "hello", limit: 100).hits.count == 15)
+        #expect(second.search.service.filesReadSoFar == 5)
+        #expect(damaged.paths.contains { $0.hasSuffix("search.lines") })
+    }
+
+    @Test func aSnapshotOfAnotherVersionIsPassedOver() async throws {
+        try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 3))
+        let cache = try Cache(directory: folder.url)
+        // A valid file whose header names version 99
+        var header = SnapshotWriter()
+        header.byte(0)
+        for value: UInt64 in [99, 1, 1] { header.unsigned(value) }
+        _ = try cache.storage.replace(cache.layout.searchFile, with: [SearchSnapshotRecord(header)])
+        #expect(try await cache.search.messages(matching: "hello", limit: 100).hits.count == 9)
+        #expect(cache.search.service.filesReadSoFar == 3)
+    }
+
+    @Test func removeAllAndANewKeyTakeTheSnapshotAway() async throws {
+        let key = Data(repeating: 7, count: 32)
+        try Cache(directory: folder.url, configuration: Configuration(encryption: .aes256gcm(key: key)))
+            .messages.blocking.save(Self.messages(channels: 3))
+        let cache = try await builtCache(Configuration(encryption: .aes256gcm(key: key)))
+        let before = try Data(contentsOf: searchFile)
+
+        let rotated = try await cache.rotateKey(to: Data(repeating: 9, count: 32))
+        #expect(try await MessageSearchTests.ids(rotated, "hello 2 number 3") == [203])
+        try await waitUntil("the new key's snapshot is written") {
+            (try? Data(contentsOf: searchFile)).map { $0 != before } ?? false
+        }
+        #expect(rotated.search.service.filesReadSoFar == 3)
+
+        try await rotated.removeAll()
+        #expect(!FileManager.default.fileExists(atPath: searchFile.path))
+        #expect(try await MessageSearchTests.ids(rotated, "hello").isEmpty)
+    }
+
+    @Test func anEncryptedSnapshotHoldsNoWordAndNoLineAnotherCacheHas() async throws {
+        let messages = Self.messages(channels: 6)
+        var lines = [Set<Data>]()
+        for (index, key) in [Data(repeating: 1, count: 32), Data(repeating: 1, count: 32), Data(repeating: 2, count: 32)].enumerated() {
+            let folder = self.folder.url.appendingPathComponent("cache-\(index)")
+            let cache = try Cache(directory: folder, configuration: Configuration(encryption: .aes256gcm(key: key)))
+            try await cache.messages.save(messages)
+            try await cache.search.prepare()
+            let file = folder.appendingPathComponent("search.lines")
+            try await waitUntil("the snapshot is written") { FileManager.default.fileExists(atPath: file.path) }
+            try await cache.close()
+            for path in try FileManager.default.subpathsOfDirectory(atPath: folder.path) {
+                guard let bytes = FileManager.default.contents(atPath: folder.appendingPathComponent(path).path) else { continue }
+                for word in ["hello", "from", "number"] { #expect(bytes.range(of: Data(word.utf8)) == nil, "\(path)") }
+            }
+            lines.append(Set(try Data(contentsOf: file).split(separator: UInt8(ascii: "\n")).map { Data($0) }))
+        }
+        // Sealed line by line with fresh nonces: not one line in common, even under the same key.
+        #expect(lines[0].isDisjoint(with: lines[1]) && lines[0].isDisjoint(with: lines[2]))
+    }
+
+    @Test func verifyChecksTheSnapshot() async throws {
+        try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 2))
+        let cache = try await builtCache()
+        let verified = try cache.blocking.verify()
+        let search = try #require(verified.first { $0.path == "search.lines" })
+        #expect(search.problem == nil && search.records > 0)
+        var bytes = try Data(contentsOf: searchFile)
+        bytes[bytes.count - 3] ^= 0x01
+        try bytes.write(to: searchFile)
+        #expect(try cache.blocking.verify().first { $0.path == "search.lines" }?.problem != nil)
+    }
+
+    @Test func aSnapshotsRecordsReadBackAsTheIndexTheyCameFrom() throws {
+        var index = SearchIndex<String>()
+        index.upsert([.init(key: "$b", sender: "ode", createdAt: 2, text: "東京 trail café 👋🏽")], in: "!room:one")
+        index.upsert([.init(key: "$a", sender: "", createdAt: -5, text: "see you at the trail head")], in: "!room:two")
+        index.remove(["$missing"], from: "!room:two")
+        let stamp = FileStamp(
+            device: 1, inode: 2, size: 3, modified: .init(seconds: 4, nanoseconds: 5), changed: .init(seconds: -6, nanoseconds: 7))
+        let snapshot = SearchSnapshot<String>(
+            files: ["a.lines": .init(channelURL: "!room:one", stamp: stamp, fingerprints: ["$b": 42]),
+                    "b.lines": .init(channelURL: nil, stamp: nil, fingerprints: [:])],
+            index: index.stored())
+        let records = try #require(snapshot.records())
+        let read = try #require(SearchSnapshot<String>(records: records))
+        #expect(read.files["a.lines"]?.stamp == stamp && read.files["a.lines"]?.fingerprints == ["$b": 42])
+        #expect(read.files["b.lines"]?.channelURL == nil && read.files["b.lines"]?.stamp == nil)
+        var restored = try #require(SearchIndex<String>(stored: read.index))
+        for query in ["trail", "tra", "東京", "\"trail head\"", "cafe", "👋"] {
+            var original = index
+            #expect(
+                try restored.search(SearchQuery(query)).map(\.document) == (try original.search(SearchQuery(query)).map(\.document)),
+                "\(query)")
+        }
+        // Another key type, or a record cut short, is no snapshot
+        #expect(SearchSnapshot<Int64>(records: records) == nil)
+        var cut = records
+        cut[2] = SearchSnapshotRecord(Array(records[2].bytes.dropLast()))
+        #expect(SearchSnapshot<String>(records: cut) == nil)
+    }
+}
+
+/// Paths `onDamagedFile` reported, from any thread.
+final class DamagedFileLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reported = [String]()
+    func append(_ path: String) { lock.withLock { reported.append(path) } }
+    var paths: [String] { lock.withLock { reported } }
+}
