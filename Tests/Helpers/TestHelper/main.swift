@@ -34,6 +34,9 @@ import Foundation
 // (`removeAll()`, which deletes `messages/`) and then saves that one message.
 // For tests of another process writing between two of theirs.
 //
+// `flatcache-test-helper search-churn <folder> <seed>` saves, edits and
+// deletes messages and searches after each batch, until killed (see `SearchChurn`).
+//
 // `flatcache-test-helper outbox-churn <folder> <server folder> <run> <count>`
 // queues `count` messages in the outbox and delivers them to a server kept in
 // a file, printing `accepted <request id>` after each queued (see `OutboxChurn`).
@@ -93,7 +96,7 @@ func holdEveryLock(of folder: URL, for seconds: Double) -> Never {
 
 let arguments = CommandLine.arguments
 if arguments.count > 1, arguments[1] == "liveness" { Liveness.start(arguments) }
-guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold", "sweep"].contains(arguments[1]))
+guard arguments.count == 5 || (arguments.count == 4 && ["read", "hold", "sweep", "search-churn"].contains(arguments[1]))
     || (arguments.count == 6 && ["flush-churn", "outbox-churn"].contains(arguments[1]))
 else {
     fail(
@@ -102,7 +105,7 @@ else {
             + " | outbox-churn <folder> <server folder> <run> <count>"
             + " | read <folder> <channel> | hold <folder> <seconds> | sweep <folder> <size limit>"
             + " | save <folder> <channel> <id> | delete <folder> <channel> <id> | rekey <folder> <from> <to>"
-            + " | cancel-storm <client|raw|refused|refused-raw> <rounds> <requests>"
+            + " | cancel-storm <client|raw|refused|refused-raw> <rounds> <requests> | search-churn <folder> <seed>"
             + " | liveness <folder> <family> <seed> <rounds|<n>s> [<bound ms>]", status: 2)
 }
 let folder = URL(fileURLWithPath: arguments[2])
@@ -235,6 +238,9 @@ do {
         CancelStorm.run(mode: arguments[2], rounds: rounds, requests: requests)
     case "rekey":
         try KeyRotation.run(folder: folder, from: arguments[3], to: arguments[4])
+    case "search-churn":
+        guard let seed = UInt64(arguments[3]) else { fail("bad seed", status: 2) }
+        try SearchChurn.run(folder: folder, seed: seed)
     default:
         fail("unknown command \(arguments[1])", status: 2)
     }
