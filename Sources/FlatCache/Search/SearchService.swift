@@ -149,16 +149,8 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
         // Listening first: a file written while the folder is listed is then indexed twice, never missed.
         store.engine.hub.listenToAll(ledger)
         restoreSnapshot()
-        let files = try messageFiles()
-        var stale = [RecordFile]()
-        for file in files {
-            if let stamp = indexed[file.path]?.stamp, try store.engine.folders.dataStamp(of: file) == stamp { continue }
-            stale.append(file)
-        }
-        enqueue(stale)
-        // Channels gone since the snapshot: their documents go now (no file to read).
-        let present = Set(files.map(\.path))
-        for path in indexed.keys where !present.contains(path) { try reindex(path: path) }
+        // Files the saved index knows are caught up by their stamps, like any file (see `catchUp`).
+        enqueue(try messageFiles().filter { indexed[$0.path] == nil })
         started = true
         scheduleBuild()
     }
