@@ -172,3 +172,41 @@ final class DamagedFileLog: @unchecked Sendable {
     func append(_ path: String) { lock.withLock { reported.append(path) } }
     var paths: [String] { lock.withLock { reported } }
 }
+
+/// `search.lines` byte for byte: the worked example of docs/format.md ("The search index").
+@Suite struct SearchSnapshotGoldenTests {
+    static let fileName = String(repeating: "a", count: 64) + ".lines"
+
+    static func snapshot() -> SearchSnapshot<Int64> {
+        var index = SearchIndex<Int64>()
+        index.upsert([.init(key: 1, sender: "mina", createdAt: 1_700_000_000_000, text: "Hi there, José")], in: "trip")
+        let stamp = FileStamp(
+            device: 2049, inode: 131, size: 120, modified: .init(seconds: 1_700_000_000, nanoseconds: 5),
+            changed: .init(seconds: 1_700_000_000, nanoseconds: 5))
+        let fingerprint = SearchFingerprint.of(text: "Hi there, José", sender: "mina", createdAt: 1_700_000_000_000)
+        return SearchSnapshot(
+            files: [fileName: .init(channelURL: "trip", stamp: stamp, fingerprints: [1: fingerprint])], index: index.stored())
+    }
+
+    @Test func aSnapshotsBytesArePinnedAndDocumented() throws {
+        let folder = try TemporaryFolder()
+        let records = try #require(Self.snapshot().records())
+        let file = RecordFile(path: folder.appending("search").appendingPathComponent("search.lines").path)
+        try FileManager.default.createDirectory(at: folder.appending("search"), withIntermediateDirectories: true)
+        _ = try file.write(records.map(\.bytes), synchronized: false)
+        try GoldenFolder.assertMatches(folder.appending("search"), golden: "search-index")
+
+        // The golden reads back as the snapshot it came from
+        let golden = try RecordLines.decode(try Data(contentsOf: GoldenFolder.url("search-index").appendingPathComponent("search.lines")))
+        let read = try #require(SearchSnapshot<Int64>(records: golden.map { SearchSnapshotRecord(serializedData: $0) }))
+        #expect(read.files[Self.fileName]?.channelURL == "trip" && read.index.terms == ["hi", "there", "jose"])
+
+        // docs/format.md shows each line
+        let document = try String(contentsOf: GoldenFolder.url("search-index").appendingPathComponent("../../../../docs/format.md").standardized, encoding: .utf8)
+        for line in try String(contentsOf: GoldenFolder.url("search-index").appendingPathComponent("search.lines"), encoding: .utf8)
+            .split(separator: "\n")
+        {
+            #expect(document.contains(line), "docs/format.md lacks the line \(line)")
+        }
+    }
+}
