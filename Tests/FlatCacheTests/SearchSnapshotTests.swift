@@ -123,6 +123,18 @@ import Testing
         #expect(lines[0].isDisjoint(with: lines[1]) && lines[0].isDisjoint(with: lines[2]))
     }
 
+    @Test func aSnapshotTakenBeforeARemovalIsNotWrittenAfterIt() async throws {
+        try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 3))
+        let cache = try await builtCache()
+        try FileManager.default.removeItem(at: searchFile)
+        // Another process empties the folder (`removeAll()`) after this one took its snapshot
+        try FileManager.default.removeItem(at: folder.appending("messages"))
+        let service = cache.search.service
+        service.queue.sync { service.saveSnapshot() }
+        service.snapshotQueue.sync {}
+        #expect(!FileManager.default.fileExists(atPath: searchFile.path))
+    }
+
     @Test func verifyChecksTheSnapshot() async throws {
         try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 2))
         let cache = try await builtCache()

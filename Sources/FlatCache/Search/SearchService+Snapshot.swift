@@ -37,9 +37,15 @@ extension SearchService {
         guard let records = Snapshot(files: files, index: index.stored()).records() else { return }
         changedSinceSnapshot = 0
         let (storage, file) = (store.storage, store.layout.searchFile)
+        let indexedFiles = indexed.filter { $0.value.stamp != nil }.map(\.key)
         snapshotQueue.async {
             do {
-                _ = try storage.replace(file, with: records)
+                // Not over a removal made since the snapshot was taken (`removeAll()` by any process:
+                // it holds every lock, this one's too): its words would be back on disk after a logout.
+                _ = try storage.replace(file, with: records) { () throws(FlatCacheError) in
+                    for path in indexedFiles where try FileSystem.stamp(at: path) == nil { return false }
+                    return true
+                }
             } catch {
                 // Derived data: the next launch builds what it lacks.
                 storage.logger.warning("FlatCache could not save its search index", metadata: ["error": "\(error)"])

@@ -67,6 +67,16 @@ struct RecordStorage: Sendable {
         return try withLock(file) { () throws(FlatCacheError) in try writeLocked(file, lines) }
     }
 
+    /// Makes `records` the whole content of `file` when `provided`, asked holding
+    /// the file's lock, says so; `nil` when it did not.
+    func replace<R: CacheRecord>(
+        _ file: RecordFile, with records: [R], provided: () throws(FlatCacheError) -> Bool
+    ) throws(FlatCacheError) -> RecordFile.WriteOutcome? {
+        try requireWritable()
+        let lines = try serialize(records)
+        return try withLock(file) { () throws(FlatCacheError) in try provided() ? try writeLocked(file, lines) : nil }
+    }
+
     /// Reads `file`, hands its records to `transform` and writes what it returns,
     /// all under the file's lock so that concurrent updates never interleave.
     ///
