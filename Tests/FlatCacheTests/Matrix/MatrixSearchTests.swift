@@ -6,7 +6,8 @@ import Testing
 /// What search finds of a Matrix room (issue 34): a message by its body after
 /// its newest edit (`m.replace`), never by the words the edit replaced; a
 /// redacted message never; its sender as the filter's sender id. Events as the
-/// client-server API sends them, through a cache: no homeserver needed.
+/// client-server API sends them, through a cache; and `flatcache-matrix search`
+/// on a folder such a cache wrote: no homeserver needed.
 @Suite(.timeLimit(.minutes(1))) struct MatrixSearchTests {
     static let room = "!room:example.org"
     static let mina = "@mina:example.org"
@@ -93,5 +94,49 @@ import Testing
         #expect(try await ids(cache, "lunch", filter: SearchFilter(senderIDs: [Self.bea])) == ["$m2"])
         #expect(try await ids(cache, "lunch", filter: SearchFilter(channelURLs: ["!other:example.org"])).isEmpty)
         try await cache.close()
+    }
+
+    @Test func theToolSearchesTheCachedRoomsOfflineByRoomAndSender() async throws {
+        // Given a folder as 'flatcache-matrix sync' leaves it: a room, its messages (one edited), a profile
+        let cache = try MatrixCache(directory: folder.url)
+        try await cache.channels.replace(with: [
+            MatrixRoom(roomID: Self.room, name: "Harbour trip", joinedMemberCount: 2, createdAt: 1_600_000_000_000),
+            MatrixRoom(roomID: "!other:example.org", name: "Other", joinedMemberCount: 1, createdAt: 1_600_000_000_000),
+        ])
+        try await cache.messages.save([
+            try message("$m1", "Lunch at the harbour", edited: "Dinner at the station"),
+            try message("$m2", from: Self.bea, "The station\\nis closed"),
+        ])
+        try await cache.users.save([ChatUser(userID: Self.mina, nickname: "Mina")])
+        try await cache.close()
+        func search(_ arguments: [String]) throws -> ToolRun {
+            try ToolRun(["search"] + arguments + ["--directory", folder.url.path], of: "flatcache-matrix", in: folder.url)
+        }
+
+        // When it searches, Then each hit is one line: time, room name, sender's name (else id), text marked
+        let all = try search(["station", "--newest-first"])
+        #expect(all.status == 0, "\(all.stderr)")
+        let lines = all.stdout.split(separator: "\n")
+        #expect(lines.count == 3, "\(all.stdout)")
+        #expect(lines.contains { $0.hasSuffix("  Harbour trip  Mina: Dinner at the [station] (edited)") }, "\(all.stdout)")
+        #expect(lines.contains { $0.hasSuffix("  Harbour trip  \(Self.bea): The [station] is closed") }, "\(all.stdout)")
+        #expect(lines.last == "2 hits, no more")
+
+        let fromBea = try search(["station", "--sender", Self.bea, "--room", "Harbour trip"])
+        #expect(fromBea.stdout.split(separator: "\n").count == 2 && fromBea.stdout.hasSuffix("1 hit, no more\n"), "\(fromBea.stdout)")
+        let elsewhere = try search(["station", "--room", "!other:example.org"])
+        #expect(elsewhere.status == 0 && elsewhere.stdout == "no cached message matches \"station\"\n")
+        let lunch = try search(["lunch"])
+        #expect(lunch.stdout == "no cached message matches \"lunch\"\n", "the edit replaced its words")
+
+        let unknown = try search(["station", "--room", "Nowhere"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no cached room has the id or name 'Nowhere'"), "\(unknown.stderr)")
+        let empty = try search([" "])
+        #expect(empty.status != 0 && empty.stderr.contains("give words to search for"), "\(empty.stderr)")
+        try FileManager.default.createDirectory(at: folder.appending("empty"), withIntermediateDirectories: false)
+        let notSynced = try ToolRun(
+            ["search", "station", "--directory", folder.appending("empty").path], of: "flatcache-matrix", in: folder.url)
+        #expect(notSynced.status == 1 && notSynced.stderr.contains("run 'flatcache-matrix sync' first"), "\(notSynced.stderr)")
     }
 }
