@@ -15,8 +15,9 @@ struct StartScreen: AsyncParsableCommand {
             The first run finds the cache empty, goes online and caches the server's data. \
             Run it again: the same screen appears at once from the cache, and saving the \
             unchanged data skips every write. With --preloaded, an empty cache is first \
-            seeded from a bundle folder that `flatcache import` built. It ends by printing \
-            the cache's statistics.
+            seeded from a bundle folder that `flatcache import` built. Then it searches the \
+            cached messages for "trail" and shows the best hit. It ends by printing the \
+            cache's statistics.
             """)
 
     /// Where the cache lives; `nil` for the default folder.
@@ -65,6 +66,7 @@ struct StartScreen: AsyncParsableCommand {
         let cache = try ChatCache(directory: folder, configuration: configuration)
         if let preload = cache.preload { print("Preloaded · \(preload)") }
         try showAndRefresh(cache)
+        try await showSearch(cache)
         // Everything saved is on disk; then the policies, now rather than in the background.
         try await cache.close()
         if sizeLimit != nil || maxAge != nil { print("\nSweep · \(try await cache.sweep())") }
@@ -150,7 +152,7 @@ struct StartScreen: AsyncParsableCommand {
     }
 
     /// Milliseconds since 1970 as `Nov 14 22:13` (UTC).
-    private static func time(_ milliseconds: Int64) -> String {
+    static func time(_ milliseconds: Int64) -> String {
         formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
 

@@ -19,11 +19,11 @@ struct MatrixTool: AsyncParsableCommand {
             missed since the last sync) and their senders' profiles; with --follow it then keeps \
             the cache up to date with live events until interrupted. 'send' queues a message in \
             the folder's outbox and sends it if the server answers; offline it stays queued, and \
-            the next 'sync' sends it. 'rooms' and 'messages' read the folder only: they work with \
-            the server down. The 'flatcache' tool reads the same folder too ('flatcache info', \
+            the next 'sync' sends it. 'rooms', 'messages' and 'search' read the folder only: they \
+            work with the server down. The 'flatcache' tool reads the same folder too ('flatcache info', \
             'flatcache verify').
             """,
-        subcommands: [SyncCommand.self, RoomsCommand.self, MessagesCommand.self, SendCommand.self])
+        subcommands: [SyncCommand.self, RoomsCommand.self, MessagesCommand.self, SearchCommand.self, SendCommand.self])
 }
 
 /// The cache folder every subcommand takes.

@@ -53,6 +53,11 @@ public struct MatrixMessage: MessageRecord, JSONCacheRecord, Hashable {
     public var channelURL: String { roomID }
     /// Whether the message was edited.
     public var isEdited: Bool { editedAt != 0 }
+    /// Its ``body`` (after the newest edit): what search finds it by; `nil`
+    /// when there is none, as for a redacted event, whose content the server strips.
+    public var searchableText: String? { body.isEmpty ? nil : body }
+    /// Its ``sender``: what a search's `SearchFilter.senderIDs` matches.
+    public var senderID: String? { sender.isEmpty ? nil : sender }
 
     /// A fixed name, so that folders stay readable if the module is renamed.
     public static var recordTypeName: String { "FlatCacheMatrix.MatrixMessage/1" }

@@ -1,12 +1,12 @@
 import ArgumentParser
 import Foundation
 
-/// `flatcache`: inspect, verify, repair, export and import a FlatCache folder.
+/// `flatcache`: inspect, verify, repair, search, export and import a FlatCache folder.
 @main
 struct FlatCacheTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flatcache",
-        abstract: "Inspect, verify, repair, export and import a FlatCache cache folder.",
+        abstract: "Inspect, verify, repair, search, export and import a FlatCache cache folder.",
         discussion: """
             Works on caches of the built-in ChatMessage, ChatChannel and ChatUser records. \
             Human output by default, --json for scripts. Exit status: 0 all well, 1 something \
@@ -14,7 +14,8 @@ struct FlatCacheTool: AsyncParsableCommand {
             """,
         version: "flatcache, unreleased (reads and writes cache format 1, with its records file)",
         subcommands: [
-            Info.self, Verify.self, Channels.self, Messages.self, Users.self, OutboxList.self, Export.self, Import.self,
+            Info.self, Verify.self, Channels.self, Messages.self, Search.self, Users.self, OutboxList.self, Export.self,
+            Import.self,
         ])
 
     /// Runs the command line, with exit status 2 (not ArgumentParser's 64) for wrong usage.

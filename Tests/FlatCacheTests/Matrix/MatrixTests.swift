@@ -235,6 +235,13 @@ struct MatrixTests {
         #expect(shown.stdout.contains("the newest 50 of 50 cached messages"), "\(shown.stdout)\(shown.stderr)")
         #expect(!shown.stdout.contains("old "))
         #expect(!shown.stdout.contains("new "))
+        // and 'search' finds the newest page offline, and nothing of what the gap left out
+        func search(_ query: String) throws -> ToolRun {
+            try ToolRun(["search", query, "--limit", "100", "--directory", folder.url.path], of: "flatcache-matrix", in: folder.url)
+        }
+        let found = try search("last")
+        #expect(found.status == 0 && found.stdout.hasSuffix("\n50 hits, no more\n"), "\(found.stdout)\(found.stderr)")
+        #expect(try search("old").stdout == "no cached message matches \"old\"\n")
 
         // and a plain sync after it keeps it so: no old messages come back beside the new ones
         let third = try ToolRun(sync, of: "flatcache-matrix", in: folder.url)
