@@ -27,14 +27,6 @@ extension StartScreen {
     /// The hit's text on one line, its matched words in bold on a terminal, else in brackets.
     static func marked(_ hit: SearchHit<ChatMessage>, bold: Bool) -> String {
         let (open, close) = bold ? ("\u{1B}[1m", "\u{1B}[0m") : ("[", "]")
-        let text = hit.text
-        var line = ""
-        var rest = text.startIndex
-        for range in hit.highlights where range.lowerBound >= rest {
-            line += String(text[rest..<range.lowerBound]) + open + String(text[range]) + close
-            rest = range.upperBound
-        }
-        line += String(text[rest...])
-        return String(line.map { $0.isNewline ? " " : $0 })
+        return String(hit.markedText(open: open, close: close).map { $0.isNewline ? " " : $0 })
     }
 }

@@ -1,3 +1,4 @@
+import FlatCache
 import Foundation
 
 /// How a search hit's matched words are marked in a line of text: in bold
@@ -14,21 +15,15 @@ enum Highlighting {
         isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil ? .bold : .brackets
     }
 
-    /// `text` on one line with `ranges` (sorted, not overlapping, as a search gives them) marked.
+    /// The hit's text on one line, its matched words marked.
     ///
     /// Line breaks and tabs become spaces, so that each hit stays one line.
-    func mark(_ text: String, _ ranges: [Range<String.Index>]) -> String {
+    func mark<Message>(_ hit: SearchHit<Message>) -> String {
         let (open, close) = switch self {
         case .brackets: ("[", "]")
         case .bold: ("\u{1B}[1m", "\u{1B}[0m")
         }
-        var line = ""
-        var rest = text.startIndex
-        for range in ranges where range.lowerBound >= rest {
-            line += Self.oneLine(text[rest..<range.lowerBound]) + open + Self.oneLine(text[range]) + close
-            rest = range.upperBound
-        }
-        return line + Self.oneLine(text[rest...])
+        return Self.oneLine(hit.markedText(open: open, close: close)[...])
     }
 
     private static func oneLine(_ text: Substring) -> String {

@@ -49,6 +49,7 @@ import Testing
         #expect(hit.channelURL == "trip")
         #expect(hit.text == saved.text)
         #expect(hit.highlights.map { String(hit.text[$0]) } == ["Trail", "José"])
+        #expect(hit.markedText(open: "[", close: "]") == "See you at the [Trail] head, [José]!")
         #expect(hit.score > 0)
         let phrase = try #require(try await cache.search.messages(matching: "\"trail head\"").hits.first)
         #expect(phrase.highlights.map { String(phrase.text[$0]) } == ["Trail head"])

@@ -46,6 +46,22 @@ public struct SearchHit<Message: MessageRecord>: Sendable {
     public let score: Double
 }
 
+extension SearchHit {
+    /// ``text`` with each highlight between `open` and `close`: brackets for a
+    /// log or a test, escape codes for a terminal.
+    ///
+    /// Example: `hit.markedText(open: "[", close: "]")` is `"Meet at the [trail] head"`.
+    public func markedText(open: String, close: String) -> String {
+        var marked = ""
+        var rest = text.startIndex
+        for range in highlights where range.lowerBound >= rest {
+            marked += text[rest..<range.lowerBound] + open + text[range] + close
+            rest = range.upperBound
+        }
+        return marked + text[rest...]
+    }
+}
+
 extension SearchHit: Equatable where Message: Equatable {}
 
 /// Where a search's next page starts: ``SearchPage/next``, given to

@@ -78,7 +78,7 @@ struct Search: ParsableCommand {
         let highlighting = Highlighting.forStandardOutput
         Output.table(page.hits.map { hit in
             [hit.channelURL, Output.time(hit.message.createdAt), hit.message.senderID ?? "-",
-             highlighting.mark(hit.text, hit.highlights)]
+             highlighting.mark(hit)]
         })
         let shown = plural(page.hits.count, "hit")
         switch (page.hits.isEmpty, page.next != nil) {
