@@ -56,7 +56,9 @@ public final class SearchModel<Message: MessageRecord> {
 
     /// A model of `search`, empty until ``text`` is set.
     ///
-    /// - Parameter pageSize: Hits per page, at least 1; 20 by default.
+    /// - Parameters:
+    ///   - search: The search to ask: `cache.search`.
+    ///   - pageSize: Hits per page, at least 1; 20 by default.
     public init(_ search: MessageSearch<Message>, pageSize: Int = 20) {
         self.search = search
         self.pageSize = max(1, pageSize)
