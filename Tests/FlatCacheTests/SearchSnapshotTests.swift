@@ -102,6 +102,18 @@ import Testing
         #expect(try await MessageSearchTests.ids(rotated, "hello").isEmpty)
     }
 
+    @Test func aPlainCacheMigratedToEncryptionSearchesTheSameAndKeepsNoPlainIndex() async throws {
+        try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 3))
+        let plain = try await builtCache()
+        let encrypted = try await plain.migrate(encryption: .aes256gcm(key: Data(repeating: 3, count: 32)))
+        #expect(try await MessageSearchTests.ids(encrypted, "\"from 1 number 2\"") == [102])
+        try await encrypted.search.prepare()
+        try await encrypted.close()
+        if let bytes = FileManager.default.contents(atPath: searchFile.path) {
+            #expect(bytes.range(of: Data("hello".utf8)) == nil)
+        }
+    }
+
     @Test func anEncryptedSnapshotHoldsNoWordAndNoLineAnotherCacheHas() async throws {
         let messages = Self.messages(channels: 6)
         var lines = [Set<Data>]()
