@@ -147,6 +147,42 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: searchFile.path))
     }
 
+    @Test func aSnapshotTakenBeforeThisProcesssRemoveAllIsNotWrittenAfterIt() async throws {
+        let cache = try Cache(directory: folder.url, configuration: Configuration(writeDelay: .seconds(30)))
+        try await cache.messages.save([MessageSearchTests.message(1, "secret password")])  // in memory: no stamp
+        #expect(try await MessageSearchTests.ids(cache, "secret") == [1])
+        let service = cache.search.service
+        service.snapshotQueue.suspend()
+        service.queue.sync { service.saveSnapshot() }
+        try await cache.removeAll()
+        service.snapshotQueue.resume()
+        service.snapshotQueue.sync {}
+        #expect(!FileManager.default.fileExists(atPath: searchFile.path))
+    }
+
+    @Test func removeAllLeavesNoChannelNameInTheNextSnapshot() async throws {
+        let cache = try Cache(directory: folder.url)
+        try await cache.messages.save([MessageSearchTests.message(1, in: "dm:alice-and-bob", "hello")])
+        #expect(try await MessageSearchTests.ids(cache, "hello") == [1])
+        try await cache.removeAll()
+        try await cache.messages.save([MessageSearchTests.message(2, in: "c1", "hello again")])
+        #expect(try await MessageSearchTests.ids(cache, "hello") == [2])
+        try await cache.search.prepare()
+        try await waitUntil("the snapshot is written") { FileManager.default.fileExists(atPath: searchFile.path) }
+        let lines = try RecordLines.decode(try Data(contentsOf: searchFile))
+        let snapshot = try #require(SearchSnapshot<Int64>(records: lines.map { SearchSnapshotRecord(serializedData: $0) }))
+        #expect(snapshot.index.channels == ["c1"])
+    }
+
+    @Test func postingsWithAPlacePastTheirDocumentAreRefused() {
+        var postings = SearchPostings()
+        postings.append(0, [0, 4])
+        #expect(SearchPostings(bytes: postings.bytes, lengths: [5]) != nil)
+        #expect(SearchPostings(bytes: postings.bytes, lengths: [4]) == nil)
+        #expect(SearchPostings(bytes: postings.bytes, lengths: []) == nil)
+        #expect(SearchPostings(bytes: Array(postings.bytes.dropLast()), lengths: [5]) == nil)
+    }
+
     @Test func verifyChecksTheSnapshot() async throws {
         try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 2))
         let cache = try await builtCache()

@@ -22,6 +22,7 @@ final class ChangeHub: @unchecked Sendable {
     private var signals = [String: [ObjectIdentifier: ChangeSignal]]()
     private var ledgers = [ObjectIdentifier: ChangeLedger]()
     private var count = 0
+    private var emptied = 0
 
     /// The hub of the folder at `canonicalRoot` (the path every instance on
     /// the folder spells the same way: see ``CacheLayout/root``).
@@ -37,6 +38,10 @@ final class ChangeHub: @unchecked Sendable {
     private static let registryLock = NSLock()
     // Guarded by registryLock. A few dozen bytes per folder ever opened; never freed.
     nonisolated(unsafe) private static var registry = [String: ChangeHub]()
+
+    /// How many times every file may have changed at once (emptied, a new key) in this process:
+    /// what a write of derived data taken before checks, so as not to bring back what went.
+    var emptiedCount: Int { lock.withLock { emptied } }
 
     /// How many observers listen, over every file: 0 once every observation ended.
     var listenerCount: Int { lock.withLock { count } }
@@ -106,7 +111,10 @@ final class ChangeHub: @unchecked Sendable {
 
     /// Every file may have changed (the folder was emptied).
     func changedEverything() {
-        let (fired, written) = lock.withLock { (signals.values.flatMap(\.values), Array(ledgers.values)) }
+        let (fired, written) = lock.withLock {
+            emptied += 1
+            return (signals.values.flatMap(\.values), Array(ledgers.values))
+        }
         for ledger in written { ledger.recordEverything() }
         fire(fired)
     }
@@ -137,6 +145,9 @@ final class ChangeLedger: @unchecked Sendable {
     func recordEverything() {
         lock.withLock { everything = true }
     }
+
+    /// Whether "everything changed" waits to be taken.
+    var hasEverything: Bool { lock.withLock { everything } }
 
     /// What changed since the last take, and forgets it: the paths, and whether everything did.
     func take() -> (paths: Set<String>, everything: Bool) {

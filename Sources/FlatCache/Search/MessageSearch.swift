@@ -24,12 +24,15 @@
 /// The index lives in memory. It is built in the background the first time
 /// search is used (``prepare()`` starts it early and waits for it); until it
 /// is complete, searches answer from the channels indexed so far
-/// (``SearchPage/progress``). Then it follows every change: saves,
-/// replaces, change logs, removals, retention, expiry, eviction,
-/// ``ChatCache/removeAll()``, a new key; another process's writes are found
-/// at the next search. A hit is always the message as a load returns it
-/// now: a deleted message is never found, an edited one only by its new
-/// words. An encrypted cache's index is never written to disk.
+/// (``SearchPage/progress``). Then it follows every change this cache makes
+/// (saves, replaces, change logs, removals, retention, expiry, eviction,
+/// ``ChatCache/removeAll()``), and finds another instance's or process's
+/// writes by their files' stamps: every search that starts a second or more
+/// after such a write sees it. A hit is always the message as a load returns
+/// it now: a deleted message is never found, an edited one only by its new
+/// words. The index is saved in the cache folder (`search.lines`, sealed in
+/// an encrypted cache like every file) so that the next launch reads it and
+/// indexes only the channels written since.
 ///
 /// Messages are found by ``MessageRecord/searchableText`` (a ``ChatMessage``'s
 /// text); a record type that does not give one is not searched.

@@ -103,6 +103,11 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
     /// The channels that have documents.
     var indexedChannels: [String] { channelDocuments.keys.map { channels[Int($0)] } }
 
+    /// The keys of the live documents of `channel`.
+    func keys(in channel: String) -> Set<Key> {
+        channelNumbers[channel].flatMap { channelDocuments[$0] }.map { Set($0.keys) } ?? []
+    }
+
     /// Documents removed but still in the postings.
     var deadCount: Int { documents.count - liveCount }
 
@@ -111,7 +116,7 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
 
     /// Drops the removed documents from the postings and numbers the rest anew.
     mutating func compact() {
-        guard deadCount > 0 else { return }
+        guard deadCount > 0 || channelDocuments.count < channels.count else { return }
         var renumbered = [Int32](repeating: -1, count: documents.count)
         var next: Int32 = 0
         for number in documents.indices where isLive[number] {
@@ -135,6 +140,15 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
             return new
         }
         channelDocuments = channelDocuments.mapValues { $0.mapValues { renumbered[Int($0)] } }
+        // Channels no live document is in go too (a removed channel's name is not kept).
+        let keptChannels = channels.indices.filter { channelDocuments[Int32($0)] != nil }
+        var channelRenumbered = [Int32](repeating: -1, count: channels.count)
+        for (new, old) in keptChannels.enumerated() { channelRenumbered[old] = Int32(new) }
+        documents = documents.map { Document(channel: channelRenumbered[Int($0.channel)], key: $0.key, sender: $0.sender) }
+        channels = keptChannels.map { channels[$0] }
+        channelNumbers = Dictionary(uniqueKeysWithValues: channels.enumerated().map { ($1, Int32($0)) })
+        channelDocuments = Dictionary(
+            uniqueKeysWithValues: channelDocuments.map { (channelRenumbered[Int($0.key)], $0.value) })
         // Terms no live document has any more go too: prefixes would keep expanding into them.
         let used = terms.indices.filter { postings[$0].count > 0 }
         terms = used.map { terms[$0] }

@@ -106,7 +106,9 @@ public final class SearchModel<Message: MessageRecord> {
             do {
                 var page = try await search.messages(matching: text, filter: filter, order: order, limit: pageSize)
                 self?.show(page, for: asked)
-                // Answered while the index was being built: once more when it is done.
+                self?.finish(asked)
+                // Answered while the index was being built: once more when it is done (no spinner meanwhile:
+                // the progress says how far the index is).
                 if !page.progress.isComplete {
                     try await search.prepare()
                     page = try await search.messages(matching: text, filter: filter, order: order, limit: pageSize)
@@ -114,8 +116,8 @@ public final class SearchModel<Message: MessageRecord> {
                 }
             } catch {
                 self?.fail(error, for: asked)
+                self?.finish(asked)
             }
-            self?.finish(asked)
         }
     }
 

@@ -15,9 +15,11 @@ struct SearchPostings: Sendable {
     private(set) var last: Int32 = -1
 
     /// Postings read back from a snapshot: `bytes` as ``bytes`` held them; `nil` when they are not
-    /// postings of documents below `documentCount` (a document out of order or out of range, a
-    /// number cut short), so that a damaged snapshot is refused instead of read past its end.
-    init?(bytes: [UInt8], documentCount: Int) {
+    /// postings of the documents whose lengths in tokens are `lengths` (a document out of order or
+    /// out of range, a place past its document's end, a number cut short), so that a damaged
+    /// snapshot is refused instead of read past its end.
+    init?(bytes: [UInt8], lengths: [Int32]) {
+        let documentCount = lengths.count
         var offset = 0
         var document: Int64 = -1
         var count = 0
@@ -41,7 +43,7 @@ struct SearchPostings: Sendable {
             for index in 0..<places {
                 guard let step = next() else { return nil }
                 place += UInt64(step)
-                guard place <= UInt64(UInt32.max), index == 0 || step > 0 else { return nil }
+                guard place < UInt64(lengths[Int(document)]), index == 0 || step > 0 else { return nil }
             }
             count += 1
         }

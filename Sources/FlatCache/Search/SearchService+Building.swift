@@ -10,10 +10,14 @@ extension SearchService {
 
     /// Indexes the next few channels of the backlog, then lets searches run before the next few.
     func scheduleBuild() {
+        guard !isBuildScheduled else { return }
+        isBuildScheduled = true
         queue.async { [weak self] in self?.buildStep() }
     }
 
     func buildStep() {
+        isBuildScheduled = false
+        guard folderIsOurs() else { return abandon() }
         var done = 0
         while done < Self.channelsPerItem, !backlog.isEmpty {
             let file = backlog.removeFirst()
@@ -44,10 +48,47 @@ extension SearchService {
 
     // MARK: - Catching up
 
-    /// Indexes what changed since the last search: this process's changes, then other writers' (by stamp).
+    /// Indexes what changed since the last search: this process's changes (the ledger), then,
+    /// when ``sweepInterval`` has passed since it last looked, other writers' (a `stat` a file).
     func catchUp() throws(FlatCacheError) {
+        guard folderIsOurs() else { return abandon() }
         let changed = ledger.take()
+        if changed.everything {
+            // Emptied, or a new key: nothing indexed holds any more, channel names included.
+            (index, indexed, changedSinceSnapshot) = (Index(), [:], 1)
+            (backlog, waiting) = ([], [])
+        }
         var dirty = Set(changed.paths.filter { $0.hasPrefix(store.layout.messagesDirectory + "/") && $0.hasSuffix(".lines") })
+        let now = ContinuousClock.now
+        if changed.everything || lastSweep.map({ now - $0 >= Self.sweepInterval }) ?? true {
+            lastSweep = now
+            try sweep(into: &dirty)
+        }
+        // A build with little left is finished now: a small cache's first search sees everything.
+        if waiting.count <= Self.catchUpLimit {
+            for file in backlog where waiting.contains(file.path) { dirty.insert(file.path) }
+        }
+        var left = dirty.sorted()[...]
+        do {
+            while let path = left.first {
+                waiting.remove(path)
+                try reindex(path: path)
+                left = left.dropFirst()
+            }
+        } catch {
+            // Tried again at the next search.
+            for path in left { ledger.record(path) }
+            throw error
+        }
+        if waiting.isEmpty { finishBuild() }
+        compactIfWorthIt()
+        // A removed channel's words leave the saved index at once; other changes wait for many more.
+        if waiting.isEmpty, removedSinceSnapshot || changedSinceSnapshot >= max(32, indexed.count / 10) { saveSnapshot() }
+    }
+
+    /// Adds to `dirty` the message files other writers changed, added or removed since they were
+    /// indexed (by their stamps); more than ``catchUpLimit`` go to the background build instead.
+    func sweep(into dirty: inout Set<String>) throws(FlatCacheError) {
         let files = try messageFiles()
         let present = Set(files.map(\.path))
         var others = [RecordFile]()
@@ -59,24 +100,34 @@ extension SearchService {
             if try store.engine.folders.dataStamp(of: file) != known.stamp { others.append(file) }
         }
         for path in indexed.keys where !present.contains(path) { dirty.insert(path) }
-        if changed.everything || others.count > Self.catchUpLimit {
-            // A whole folder changed (emptied, a new key, another process's big write): in the background.
-            enqueue(changed.everything ? files : others)
-            if !changed.everything { others = [] }
+        if others.count > Self.catchUpLimit {
+            // Another process's big write, or a folder of new files: in the background.
+            enqueue(others)
             scheduleBuild()
+        } else {
+            for file in others { dirty.insert(file.path) }
         }
-        for file in others { dirty.insert(file.path) }
-        // A build with little left is finished now: a small cache's first search sees everything.
-        if waiting.count <= Self.catchUpLimit {
-            for file in backlog where waiting.contains(file.path) { dirty.insert(file.path) }
-        }
-        for path in dirty.sorted() {
-            waiting.remove(path)
-            try reindex(path: path)
-        }
-        if waiting.isEmpty { finishBuild() }
-        compactIfWorthIt()
-        if waiting.isEmpty, changedSinceSnapshot >= max(32, indexed.count / 10) { saveSnapshot() }
+    }
+
+    /// Whether the folder still holds this cache's key and record types, with no key change
+    /// under way: once another instance gave it a new key (or other types), this one must read
+    /// none of its files (with the old key every file would look damaged, and be moved aside).
+    func folderIsOurs() -> Bool {
+        let layout = store.layout
+        let stamp = try? FileSystem.stamp(at: layout.recordTypesPath)
+        if let checked = folderCheck, checked.stamp == stamp, stamp != nil { return checked.ours }
+        let contents = try? RecordTypesFile.readContents(layout)
+        let underWay = (try? KeyChange.isUnderWay(layout)) ?? true
+        let ours = !underWay && contents.map { $0.keyID == layout.sealer?.keyID && $0.types == store.storage.recordTypes } ?? true
+        // A key change is not remembered: the `rekey` file may come and go under the same `records`.
+        folderCheck = underWay ? nil : (stamp, ours)
+        return ours
+    }
+
+    /// Forgets everything and stops: the folder is another cache's now (see ``folderIsOurs()``).
+    func abandon() {
+        (index, indexed, backlog, waiting, changedSinceSnapshot, removedSinceSnapshot) = (Index(), [:], [], [], 0, false)
+        finishBuild()
     }
 
     /// The message files on disk, and those memory holds that may not be written yet.
@@ -98,13 +149,13 @@ extension SearchService {
     /// Brings the index of one message file in line with what a load returns now.
     func reindex(_ file: RecordFile) throws(FlatCacheError) {
         let stamp = try store.engine.folders.dataStamp(of: file)
+        // Every record of the file, whatever expiry and retention say now (they may say otherwise at
+        // the next open, with the file unchanged): hits are checked against what a load returns.
         let records: [Message]
         if stamp == nil && !store.engine.holds(file) {
             records = []
-        } else if store.policy.isExpired(file) {
-            records = []
         } else {
-            records = store.newest(try store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? [])
+            records = try store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? []
             filesRead += 1
         }
         var old = indexed[file.path]?.fingerprints ?? [:]
@@ -132,6 +183,7 @@ extension SearchService {
         if !old.isEmpty || !changed.isEmpty || (known == nil) != (now == nil) || known?.stamp != now?.stamp {
             changedSinceSnapshot += 1
         }
+        if known != nil, now == nil { removedSinceSnapshot = true }
         indexed[file.path] = now
     }
 

@@ -19,9 +19,20 @@ extension SearchService {
         guard let records, let snapshot = Snapshot(records: records), let restored = Index(stored: snapshot.index) else { return }
         var files = [String: Snapshot.File]()
         for (name, entry) in snapshot.files {
-            guard name.hasSuffix(".lines"), SHA256Digest(hex: Array(name.utf8.dropLast(6))) != nil else { return }
+            // Each entry must be its channel's file, and name exactly the documents the index holds
+            // of that channel: else an update of one channel could take away another's documents.
+            if let channelURL = entry.channelURL {
+                guard name == store.layout.fileKey(forChannel: channelURL) + ".lines",
+                    Set(entry.fingerprints.keys) == restored.keys(in: channelURL)
+                else { return }
+            } else {
+                guard entry.fingerprints.isEmpty, SHA256Digest(hex: Array(name.utf8.dropLast(6))) != nil else { return }
+            }
             files[store.layout.messagesFile(named: name).path] = entry
         }
+        // And every channel with documents has its file's entry.
+        guard Set(restored.indexedChannels) == Set(files.values.compactMap { $0.fingerprints.isEmpty ? nil : $0.channelURL })
+        else { return }
         index = restored
         indexed = files
         changedSinceSnapshot = 0
@@ -30,12 +41,14 @@ extension SearchService {
     /// Saves the index now, in the background: the snapshot is taken here, on `queue`, and
     /// written on ``snapshotQueue``. Nothing on a read-only cache, or for a key type that cannot be saved.
     func saveSnapshot() {
-        guard !store.storage.isReadOnly else { return }
+        guard !store.storage.isReadOnly, !ledger.hasEverything else { return }
+        let hub = store.engine.hub
+        let emptied = hub.emptiedCount
         let prefix = store.layout.messagesDirectory + "/"
         var files = [String: Snapshot.File]()
         for (path, entry) in indexed where path.hasPrefix(prefix) { files[String(path.dropFirst(prefix.count))] = entry }
         guard let records = Snapshot(files: files, index: index.stored()).records() else { return }
-        changedSinceSnapshot = 0
+        (changedSinceSnapshot, removedSinceSnapshot) = (0, false)
         let (storage, file) = (store.storage, store.layout.searchFile)
         let indexedFiles = indexed.filter { $0.value.stamp != nil }.map(\.key)
         snapshotQueue.async {
@@ -43,6 +56,8 @@ extension SearchService {
                 // Not over a removal made since the snapshot was taken (`removeAll()` by any process:
                 // it holds every lock, this one's too): its words would be back on disk after a logout.
                 _ = try storage.replace(file, with: records) { () throws(FlatCacheError) in
+                    // This process's `removeAll()` or key change bumps the count holding every lock.
+                    guard hub.emptiedCount == emptied else { return false }
                     for path in indexedFiles where try FileSystem.stamp(at: path) == nil { return false }
                     return true
                 }

@@ -10,7 +10,8 @@ import Foundation
 ///   the next search answers: memory's changes waiting for write-behind
 ///   included.
 /// - Other processes' writes show as message files with other stamps than
-///   those indexed (one `stat` a channel at each search).
+///   those indexed (one `stat` a channel, at a search when a second has
+///   passed since the last look: ``sweepInterval``).
 /// - Every hit is checked against the message as a load returns it now, so
 ///   a message deleted or edited since it was indexed is never shown for words it no longer has.
 ///
@@ -40,13 +41,24 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
     var completionWaiters = [@Sendable (Result<SearchProgress, FlatCacheError>) -> Void]()
     /// Message files whose index changed since the last snapshot was saved (or read).
     var changedSinceSnapshot = 0
+    /// Whether a message file left the index since then.
+    var removedSinceSnapshot = false
+    /// When ``catchUp()`` last looked for other writers' changes.
+    var lastSweep: ContinuousClock.Instant?
     /// How many times a message file was read into the index: what a saved index spares.
     var filesRead = 0
+    /// Whether a build item waits on `queue`.
+    var isBuildScheduled = false
+    /// What ``folderIsOurs()`` found, and the `records` file's stamp then.
+    var folderCheck: (stamp: FileStamp?, ours: Bool)?
 
     /// A few dozen channels a build item indexes before it lets searches run.
     static var channelsPerItem: Int { 16 }
     /// More channels than this changed by other writers at once are indexed in the background.
     static var catchUpLimit: Int { 64 }
+    /// How often a search looks for other writers' changes (listing the messages folder and a
+    /// `stat` a file: most of a search's time on a thousand channels, when done at every search).
+    static var sweepInterval: Duration { .seconds(1) }
 
     init(store: MessageStore<Message>) {
         self.store = store.using(.memoryAndDisk)
@@ -102,7 +114,7 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
         guard
             var found = try? index.search(
                 query, filter: Self.filter(request.filter), order: request.order == .relevance ? .relevance : .newestFirst,
-                limit: request.limit + 1, after: cursor, isCancelled: isCancelled)
+                limit: request.limit == .max ? .max : request.limit + 1, after: cursor, isCancelled: isCancelled)
         else { return nil }
         var next: Index.PageCursor?
         if found.count > request.limit {
@@ -149,6 +161,12 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
         // Listening first: a file written while the folder is listed is then indexed twice, never missed.
         store.engine.hub.listenToAll(ledger)
         restoreSnapshot()
+        // Changes made before this start wait in memory, their files' stamps unchanged: read those files again.
+        for path in store.engine.heldPaths() where indexed[path] != nil {
+            if store.engine.hasUnwrittenChanges(store.layout.messagesFile(named: String(path.split(separator: "/").last ?? ""))) {
+                indexed[path]?.stamp = nil
+            }
+        }
         // Files the saved index knows are caught up by their stamps, like any file (see `catchUp`).
         enqueue(try messageFiles().filter { indexed[$0.path] == nil })
         started = true
@@ -183,10 +201,11 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
             let document = index.documents[Int(hit.document)]
             let channelURL = index.channels[Int(document.channel)]
             if channels[channelURL] == nil {
+                // As a load reads them, and kept in memory like a load's: the next keystroke's
+                // search, or opening the hit, finds them there.
                 let file = try store.layout.messagesFile(forChannel: channelURL)
-                let stamp = try store.engine.folders.dataStamp(of: file)
                 let records: [Message] = store.policy.isExpired(file)
-                    ? [] : store.newest(try store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? [])
+                    ? [] : store.newest(try store.engine.records(file, rule: store.appendRule) ?? [])
                 channels[channelURL] = Dictionary(records.map { ($0.messageID, $0) }, uniquingKeysWith: { $1 })
             }
             guard let message = channels[channelURL]?[document.key], let text = message.searchableText,

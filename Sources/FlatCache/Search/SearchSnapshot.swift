@@ -172,7 +172,7 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
             var postings = [SearchPostings]()
             postings.reserveCapacity(postingBytes.count)
             for bytes in postingBytes {
-                guard let list = SearchPostings(bytes: bytes, documentCount: documents.count) else { return nil }
+                guard let list = SearchPostings(bytes: bytes, lengths: lengths) else { return nil }
                 postings.append(list)
             }
             self.files = files
