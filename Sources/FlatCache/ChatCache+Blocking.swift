@@ -36,6 +36,7 @@ extension ChatCache {
         /// - Throws: As ``flush()``.
         public func close() throws(FlatCacheError) {
             _ = try onWriteQueue { engine throws(FlatCacheError) in try engine.closeNow() }
+            cache.search.service.waitForSnapshotWrites()
         }
 
         /// Removes expired channels and, over the size limit, what was used

@@ -26,14 +26,16 @@ extension ChatCache {
     }
 
     /// Flushes (see ``flush()``) and writes when each channel was last saved
-    /// and used (`usage.lines`, which flushes write at most every 5 seconds):
+    /// and used (`usage.lines`, which flushes write at most every 5 seconds),
+    /// and waits for a save of the search index under way (`search.lines`):
     /// what an app calls when it is done with the cache or about to be
     /// suspended. The cache stays usable.
     ///
     /// - Throws: As ``flush()``.
     public func close() async throws(FlatCacheError) {
-        _ = try await BlockingWork.run(on: engine.writeQueue) { [engine] () throws(FlatCacheError) in
-            try engine.closeNow()
+        _ = try await BlockingWork.run(on: engine.writeQueue) { [engine, search] () throws(FlatCacheError) in
+            _ = try engine.closeNow()
+            search.service.waitForSnapshotWrites()
         }
     }
 

@@ -38,6 +38,11 @@ extension SearchService {
         changedSinceSnapshot = 0
     }
 
+    /// Returns once the snapshot writes asked so far are done (never call it on ``snapshotQueue``).
+    func waitForSnapshotWrites() {
+        snapshotQueue.sync {}
+    }
+
     /// Saves the index now, in the background: the snapshot is taken here, on `queue`, and
     /// written on ``snapshotQueue``. Nothing on a read-only cache, or for a key type that cannot be saved.
     func saveSnapshot() {
