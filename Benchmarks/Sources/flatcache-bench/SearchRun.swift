@@ -38,6 +38,7 @@ struct SearchRun: ParsableCommand {
         let names = workload.map { [$0] } ?? ["S", "L"]
         var targets = [Report.Target]()
         print(Report.machine(rounds: rounds))
+        print(try FTS5SearchSystem.sqliteDescription() + " (the `trigram` tokenizer needs 3.34 or later).\n")
         for name in names {
             progress("[search \(name)] making the data set")
             let workload = (name == "L" ? Workload.large() : Workload.small()).withSearchText()

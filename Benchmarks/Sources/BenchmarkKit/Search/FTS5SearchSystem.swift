@@ -24,6 +24,15 @@ package final class FTS5SearchSystem: SearchSystem {
         self.database = database
     }
 
+    /// The SQLite GRDB links (the system's on Linux), and whether it has FTS5: what the report names.
+    package static func sqliteDescription() throws -> String {
+        try DatabaseQueue().read { db in
+            let version = try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? "?"
+            let fts5 = try Bool.fetchOne(db, sql: "SELECT sqlite_compileoption_used('ENABLE_FTS5')") ?? false
+            return "SQLite \(version) through GRDB, FTS5 \(fts5 ? "compiled in" : "missing")"
+        }
+    }
+
     package func store(_ workload: Workload) throws {
         let database = try opened()
         for messages in workload.messages {
