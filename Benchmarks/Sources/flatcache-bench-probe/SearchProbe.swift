@@ -13,7 +13,7 @@ enum SearchProbe {
             exit(2)
         }
         let system = try kind.open(in: URL(fileURLWithPath: arguments[1]))
-        // Whatever index the store has goes first, outside the measurement.
+        // The store as it was saved, with no index, outside the measurement.
         try system.dropIndex()
         ProcessMemory.resetPeak()
         let baseline = ProcessMemory.resident ?? 0

@@ -62,9 +62,9 @@ struct SearchRuns {
                 try $0.apply(log)
             }
         })
-        // What both hold now, new messages in, deleted ones out: what each probe must index.
+        // Both hold the same messages after the writes (new ones in, deleted ones out).
         let counts = try kinds.map { try system($0).indexedMessageCount() }
-        guard Set(counts).count == 1, let held = counts.first else { throw BenchmarkError("the stores differ after the writes: \(counts)") }
+        guard Set(counts).count == 1 else { throw BenchmarkError("the stores differ after the writes: \(counts)") }
         for kind in kinds { try system(kind).close() }
 
         progress("[search \(name)] peak memory and allocations while indexing, in child processes")
@@ -73,7 +73,8 @@ struct SearchRuns {
             var memory = try ProbeRuns.run(arguments, countAllocations: false)
             let counted = try ProbeRuns.run(arguments, countAllocations: true)
             (memory.mallocs, memory.mallocBytes) = (counted.mallocs, counted.mallocBytes)
-            guard memory.peak > 0, memory.messages == held else {
+            // Each probe starts from the store as it was saved (``SearchSystem/dropIndex()``).
+            guard memory.peak > 0, memory.messages == workload.messageCount else {
                 throw BenchmarkError("the probe indexing \(kind.rawValue) failed (it held \(memory.messages) messages)")
             }
             result.memory[kind] = memory

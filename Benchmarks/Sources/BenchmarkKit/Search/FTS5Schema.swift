@@ -83,14 +83,6 @@ package enum FTS5Schema {
             """
     }
 
-    static let dropIndex = """
-        DROP TRIGGER IF EXISTS message_index_insert;
-        DROP TRIGGER IF EXISTS message_index_delete;
-        DROP TRIGGER IF EXISTS message_index_update;
-        DROP TABLE IF EXISTS message_fts;
-        DROP TABLE IF EXISTS message_tri;
-        """
-
     /// The first `limit` hits of a `MATCH` on `table`, best first by `bm25()`, with their
     /// payloads and highlighted text (as FlatCache's hits carry their message and highlights).
     static func search(_ table: SearchBenchQuery.FTS5Table) -> String {

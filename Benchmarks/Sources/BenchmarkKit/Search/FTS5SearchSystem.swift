@@ -9,10 +9,13 @@ package final class FTS5SearchSystem: SearchSystem {
     private let path: String
     private let configuration: GRDB.Configuration
     private var database: DatabasePool?
+    /// The database as ``store(_:)`` left it: no FTS5 table yet.
+    private let pristine: PristineCopy
 
     package init(folder: URL) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         path = folder.appendingPathComponent("search.sqlite").path
+        pristine = PristineCopy(of: URL(fileURLWithPath: path))
         var configuration = GRDB.Configuration()
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
         self.configuration = configuration
@@ -41,20 +44,15 @@ package final class FTS5SearchSystem: SearchSystem {
                 for message in messages { try statement.execute(arguments: try Self.arguments(message)) }
             }
         }
+        try close()
+        try pristine.take()
+        self.database = try DatabasePool(path: path, configuration: configuration)
     }
 
-    /// Drops both FTS5 tables and their triggers, checkpoints, and closes every connection.
+    /// Closes every connection and puts back the database ``store(_:)`` left (no FTS5 table, no WAL).
     package func dropIndex() throws {
-        let database = try opened()
-        try database.writeWithoutTransaction { db in
-            try db.inTransaction {
-                try db.execute(sql: FTS5Schema.dropIndex)
-                return .commit
-            }
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-        }
-        try database.close()
-        self.database = nil
+        try close()
+        try pristine.restore(removing: ["-wal", "-shm"].map { URL(fileURLWithPath: path + $0) })
     }
 
     /// Opens the database afresh and builds both tables in one transaction.
@@ -122,7 +120,9 @@ package final class FTS5SearchSystem: SearchSystem {
         }
     }
 
+    /// Closes every connection, the WAL checkpointed into the database first.
     package func close() throws {
+        try database?.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         try database?.close()
         database = nil
     }

@@ -10,11 +10,14 @@ package final class FlatCacheSearchSystem: SearchSystem {
     private let folder: URL
     private let configuration = Configuration(maxMessagesPerChannel: 1_000_000, durability: .atomic, sizeLimit: nil)
     private var cache: Cache?
+    /// The folder as ``store(_:)`` left it: no index has seen it.
+    private let pristine: PristineCopy
     /// The folder's files and their sizes when the index was last dropped: what indexing may add to.
     private var filesBeforeIndex = [String: Int]()
 
     package init(folder: URL) throws {
         self.folder = folder
+        pristine = PristineCopy(of: folder)
     }
 
     package func store(_ workload: Workload) throws {
@@ -24,12 +27,15 @@ package final class FlatCacheSearchSystem: SearchSystem {
             try cache.messages.blocking.replace(messages, in: channel.channelURL)
         }
         try cache.blocking.close()
+        try pristine.take()
     }
 
-    /// The index lives in the cache instance's memory today: closing the instance drops it.
-    /// Should an index on disk come, whatever the folder gains from here on counts as index bytes.
+    /// Closes the instance (the index lives in its memory today) and puts back the folder
+    /// ``store(_:)`` left, so that an index on disk, should one come, is gone too.
+    /// Whatever the folder gains from here on counts as index bytes.
     package func dropIndex() throws {
         try close()
+        try pristine.restore()
         filesBeforeIndex = try FolderFiles.sizes(in: folder)
     }
 

@@ -6,8 +6,8 @@ import Foundation
 package protocol SearchSystem: AnyObject {
     /// Stores `workload`'s channels and messages, with no index yet (untimed set-up).
     func store(_ workload: Workload) throws
-    /// Forgets the index, on disk and in memory, and closes the store: the next
-    /// ``indexFromScratch()`` starts with no index at all.
+    /// Closes the store and puts it back as ``store(_:)`` left it (a copy taken then):
+    /// the next ``indexFromScratch()`` starts with no index at all, in memory or on disk.
     func dropIndex() throws
     /// Opens the store and indexes every stored message; returns once every one is searchable.
     func indexFromScratch() throws
