@@ -131,7 +131,7 @@ extension SearchResult {
                 + "\(Report.count(memory.mallocs)) | \(memory.mallocBytes < 0 ? "n/a" : Report.megabytes(memory.mallocBytes)) |")
         }
         out.append("")
-        out.append("`flatcache-bench-probe index`: the store opened, any index dropped, then the peak reset (`clear_refs`) and "
+        out.append("`flatcache-bench-probe index`: the store put back as it was saved (no index), then the peak reset (`clear_refs`) and "
             + "the resident size read; FlatCache opens a new `ChatCache` and calls `search.blocking.prepare()` (the index "
             + "stays in memory: it is what is measured), SQLite opens a new `DatabasePool` and builds both FTS5 tables in "
             + "one transaction. Growth is the peak (`VmHWM`) minus that size; allocations come from a second run with "
