@@ -5,13 +5,15 @@ import MallocInterposerSwift
 /// Runs one operation of one system on an existing cache folder and prints
 /// `baseline=<bytes> peak=<bytes> mallocs=<count> mallocBytes=<bytes>`.
 ///
-/// Usage: `flatcache-bench-probe load|resave <system> <folder> S|L`.
+/// Usage: `flatcache-bench-probe load|resave <system> <folder> S|L`, or
+/// `flatcache-bench-probe index FlatCache|SQLiteFTS5 <folder>` (``SearchProbe``).
 /// Started by `flatcache-bench`, with `LD_PRELOAD` set to the interposer
 /// library when it wants allocation counts.
 @main
 enum Probe {
     static func main() throws {
         let arguments = CommandLine.arguments.dropFirst()
+        if arguments.first == "index" { return try SearchProbe.run(Array(arguments.dropFirst())) }
         guard arguments.count == 4, let kind = SystemKind(rawValue: arguments[arguments.startIndex + 1]) else {
             FileHandle.standardError.write(Data("usage: flatcache-bench-probe load|resave <system> <folder> S|L\n".utf8))
             exit(2)

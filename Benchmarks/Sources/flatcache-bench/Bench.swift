@@ -10,7 +10,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flatcache-bench",
         abstract: "Compare FlatCache with SQLite (GRDB) and a hand-written cache, next to the machine's limits.",
-        subcommands: [Run.self, MatrixRun.self, OutboxRun.self, EncryptionRun.self, GuardRemeasure.self],
+        subcommands: [Run.self, MatrixRun.self, OutboxRun.self, EncryptionRun.self, SearchRun.self, GuardRemeasure.self],
         defaultSubcommand: Run.self)
 }
 

@@ -8,6 +8,8 @@ enum ProbeRuns {
         var peak = 0
         var mallocs = -1
         var mallocBytes = -1
+        /// Messages the search probe's index holds; -1 from the other probes.
+        var messages = -1
     }
 
     /// The interposer library built beside this executable, if any.
@@ -29,9 +31,14 @@ enum ProbeRuns {
     static func measure(
         _ operation: Operation, system: SystemKind, folder: URL, workload: String, countAllocations: Bool
     ) throws -> Result {
+        try run([operation.rawValue, system.rawValue, folder.path, workload], countAllocations: countAllocations)
+    }
+
+    /// Runs the probe with `arguments` and reads what it prints.
+    static func run(_ arguments: [String], countAllocations: Bool) throws -> Result {
         let process = Process()
         process.executableURL = probe
-        process.arguments = [operation.rawValue, system.rawValue, folder.path, workload]
+        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         if countAllocations, let library = interposerLibrary { environment["LD_PRELOAD"] = library }
         process.environment = environment
@@ -49,6 +56,7 @@ enum ProbeRuns {
             case "peak": result.peak = value
             case "mallocs": result.mallocs = value
             case "mallocBytes": result.mallocBytes = value
+            case "messages": result.messages = value
             default: break
             }
         }
