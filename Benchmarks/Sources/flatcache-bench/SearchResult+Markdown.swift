@@ -132,8 +132,8 @@ extension SearchResult {
         }
         out.append("")
         out.append("`flatcache-bench-probe index`: the store put back as it was saved (no index), then the peak reset (`clear_refs`) and "
-            + "the resident size read; FlatCache opens a new `ChatCache` and calls `search.blocking.prepare()` (the index "
-            + "stays in memory: it is what is measured), SQLite opens a new `DatabasePool` and builds both FTS5 tables in "
+            + "the resident size read; FlatCache opens a new `ChatCache`, calls `search.blocking.prepare()`, then `close()`, "
+            + "which waits for the index to be saved in `search.lines` (the index stays in memory: it is what is measured), SQLite opens a new `DatabasePool` and builds both FTS5 tables in "
             + "one transaction. Growth is the peak (`VmHWM`) minus that size; allocations come from a second run with "
             + "malloc-interposer preloaded.")
         out.append("")

@@ -8,7 +8,7 @@ import Foundation
 /// - This process's changes reach it through the folder's ``ChangeHub``
 ///   (a ``ChangeLedger`` of the files that changed), and are indexed before
 ///   the next search answers: memory's changes waiting for write-behind
-///   included.
+///   included (those made before search started are read again over a saved index).
 /// - Other processes' writes show as message files with other stamps than
 ///   those indexed (one `stat` a channel, at a search when a second has
 ///   passed since the last look: ``sweepInterval``).

@@ -39,11 +39,14 @@ package final class FlatCacheSearchSystem: SearchSystem {
         filesBeforeIndex = try FolderFiles.sizes(in: folder)
     }
 
-    /// A fresh instance on the folder, as an app's launch, and `search.blocking.prepare()`.
+    /// A fresh instance on the folder, as an app's launch, `search.blocking.prepare()`, then
+    /// `close()`, which waits for the index to be saved in `search.lines` (FTS5's build writes its
+    /// tables too).
     package func indexFromScratch() throws {
         let cache = try Cache(directory: folder, configuration: configuration)
         self.cache = cache
         try cache.search.blocking.prepare()
+        try cache.blocking.close()
     }
 
     package func indexedMessageCount() throws -> Int {
@@ -80,10 +83,12 @@ package final class FlatCacheSearchSystem: SearchSystem {
         let now = try FolderFiles.sizes(in: folder)
         let grown = now.filter { path, size in size > filesBeforeIndex[path] ?? 0 }
         let bytes = grown.reduce(0) { $0 + $1.value - (filesBeforeIndex[$1.key] ?? 0) }
+        let index = grown.filter { $0.key.hasPrefix("search.lines") }.reduce(0) { $0 + $1.value }
         let names = grown.keys.sorted().prefix(5).joined(separator: ", ")
-        return (bytes, grown.isEmpty
-            ? "the folder gained no bytes while the index was built (it lives in memory)"
-            : "files the folder gained or that grew while the index was built: \(names)")
+        return (index, grown.isEmpty
+            ? "the folder gained no bytes while the index was built"
+            : "the saved index, `search.lines` and its sidecar (the folder also gained or grew: \(names); \(bytes) bytes in all, "
+                + "`usage.lines` among them, which `close()` writes)")
     }
 
     package func close() throws {
