@@ -6,6 +6,7 @@ extension SearchService {
 
     func enqueue(_ files: [RecordFile]) {
         for file in files where waiting.insert(file.path).inserted { backlog.append(file) }
+        if !waiting.isEmpty { isBuilding = true }
     }
 
     /// Indexes the next few channels of the backlog, then lets searches run before the next few.
@@ -35,11 +36,12 @@ extension SearchService {
         if backlog.isEmpty || waiting.isEmpty { finishBuild() } else { scheduleBuild() }
     }
 
-    /// Ends the build: saves what it built, and tells those waiting for it.
+    /// Ends the build: saves what it built (once per build), and tells those waiting for it.
     func finishBuild() {
         backlog = []
         waiting = []
-        if changedSinceSnapshot > 0 { saveSnapshot() }
+        if isBuilding, changedSinceSnapshot > 0 { saveSnapshot() }
+        isBuilding = false
         let waiters = completionWaiters
         completionWaiters = []
         let finished = progress
@@ -56,7 +58,7 @@ extension SearchService {
         if changed.everything {
             // Emptied, or a new key: nothing indexed holds any more, channel names included.
             (index, indexed, changedSinceSnapshot) = (Index(), [:], 1)
-            (backlog, waiting) = ([], [])
+            (backlog, waiting, isBuilding) = ([], [], true)
         }
         var dirty = Set(changed.paths.filter { $0.hasPrefix(store.layout.messagesDirectory + "/") && $0.hasSuffix(".lines") })
         let now = ContinuousClock.now

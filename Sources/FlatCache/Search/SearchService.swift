@@ -49,6 +49,8 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
     var filesRead = 0
     /// Whether a build item waits on `queue`.
     var isBuildScheduled = false
+    /// Whether a build is under way: files wait in the backlog, and its end saves the index.
+    var isBuilding = false
     /// What ``folderIsOurs()`` found, and the `records` file's stamp then.
     var folderCheck: (stamp: FileStamp?, ours: Bool)?
 
@@ -195,22 +197,30 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
     /// `found` as the messages a load returns now, with their highlights: a hit whose message is
     /// gone, or no longer meets the query (changed since it was indexed), is left out.
     private func hits(_ found: [Index.Hit], query: SearchQuery) throws(FlatCacheError) -> [SearchHit<Message>] {
-        var channels = [String: [Message.MessageID: Message]]()
-        var hits = [SearchHit<Message>]()
-        for hit in found {
+        // Each channel read once, and only the hits' records copied out of it.
+        var wanted = [String: [Message.MessageID: [Int]]]()
+        for (number, hit) in found.enumerated() {
             let document = index.documents[Int(hit.document)]
-            let channelURL = index.channels[Int(document.channel)]
-            if channels[channelURL] == nil {
-                // As a load reads them, and kept in memory like a load's: the next keystroke's
-                // search, or opening the hit, finds them there.
-                let file = try store.layout.messagesFile(forChannel: channelURL)
-                let records: [Message] = store.policy.isExpired(file)
-                    ? [] : store.newest(try store.engine.records(file, rule: store.appendRule) ?? [])
-                channels[channelURL] = Dictionary(records.map { ($0.messageID, $0) }, uniquingKeysWith: { $1 })
+            wanted[index.channels[Int(document.channel)], default: [:]][document.key, default: []].append(number)
+        }
+        var messages = [Message?](repeating: nil, count: found.count)
+        for (channelURL, keys) in wanted {
+            // As a load reads them, and kept in memory like a load's: the next keystroke's
+            // search, or opening the hit, finds them there.
+            let file = try store.layout.messagesFile(forChannel: channelURL)
+            guard !store.policy.isExpired(file), let records = try store.engine.records(file, rule: store.appendRule) else {
+                continue
             }
-            guard let message = channels[channelURL]?[document.key], let text = message.searchableText,
-                let highlights = query.match(in: text)
+            for position in records.indices.suffix(store.maxPerChannel) {
+                guard let numbers = keys[records[position].messageID] else { continue }
+                for number in numbers { messages[number] = records[position] }
+            }
+        }
+        var hits = [SearchHit<Message>]()
+        for (number, hit) in found.enumerated() {
+            guard let message = messages[number], let text = message.searchableText, let highlights = query.match(in: text)
             else { continue }
+            let channelURL = index.channels[Int(index.documents[Int(hit.document)].channel)]
             hits.append(SearchHit(message: message, channelURL: channelURL, text: text, highlights: highlights, score: hit.score))
         }
         return hits
