@@ -15,12 +15,7 @@ import Testing
 
     /// Runs the test helper as another process: `save` or `delete` of one message.
     func otherProcess(_ command: String, id: Int64) throws {
-        let process = Process()
-        process.executableURL = Executables.url("flatcache-test-helper")
-        process.arguments = [command, folder.url.path, url, "\(id)"]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try Executables.runHelper([command, folder.url.path, url, "\(id)"]) == 0)
     }
 
     @Test func theNextPageFromMemoryShowsAnotherProcessWrites() async throws {

@@ -195,12 +195,7 @@ import Testing
     /// Runs the test helper as another process: `save`, `delete` or
     /// `remove-all-then-save` of one message whose text is "message <id>".
     func otherProcess(_ command: String, channel: String, id: Int64) throws {
-        let process = Process()
-        process.executableURL = Executables.url("flatcache-test-helper")
-        process.arguments = [command, folder.url.path, channel, "\(id)"]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try Executables.runHelper([command, folder.url.path, channel, "\(id)"]) == 0)
     }
 
     @Test func filtersNarrowByChannelSenderAndTime() async throws {

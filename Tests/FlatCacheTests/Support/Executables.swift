@@ -2,6 +2,17 @@ import Foundation
 
 /// The package's executables, built beside the test bundle.
 enum Executables {
+    /// Runs `flatcache-test-helper` with `arguments` as another process and waits for it;
+    /// returns its exit status.
+    static func runHelper(_ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = url("flatcache-test-helper")
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     static func url(_ name: String) -> URL {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let beside = products.appendingPathComponent(name)
