@@ -158,6 +158,19 @@ import Testing
         #expect(try await Self.ids(rotated, "key") == [1])
     }
 
+    @Test func whileAnotherInstanceChangesTheKeyASearchReadsNothingThenStartsAgain() async throws {
+        let cache = try Cache(directory: folder.url)
+        try await cache.messages.save([Self.message(1, "during the change")])
+        #expect(try await Self.ids(cache, "change") == [1])
+        // Another instance's key change under way: its `rekey` file is there, `records` not yet rewritten
+        let rekey = folder.url.appendingPathComponent("rekey")
+        _ = FileManager.default.createFile(atPath: rekey.path, contents: Data("from plain\nto plain\n".utf8))
+        try await cache.messages.save([Self.message(2, "a change meanwhile")])
+        #expect(try await Self.ids(cache, "change").isEmpty)
+        try FileManager.default.removeItem(at: rekey)
+        #expect(Set(try await Self.ids(cache, "change")) == [1, 2])
+    }
+
     @Test func aSaveMadeBeforeTheFirstSearchIsFoundWhenASavedIndexIsRead() async throws {
         try Cache(directory: folder.url).messages.blocking.save([Self.message(1, "old news")])
         let first = try Cache(directory: folder.url)

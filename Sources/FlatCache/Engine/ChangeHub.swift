@@ -111,11 +111,13 @@ final class ChangeHub: @unchecked Sendable {
 
     /// Every file may have changed (the folder was emptied).
     func changedEverything() {
-        let (fired, written) = lock.withLock {
+        let fired = lock.withLock {
+            // The ledgers first, then the count, both under the lock (a ledger's lock is a leaf):
+            // a reader of the count before this sees "everything" in its ledger after it.
+            for ledger in ledgers.values { ledger.recordEverything() }
             emptied += 1
-            return (signals.values.flatMap(\.values), Array(ledgers.values))
+            return signals.values.flatMap(\.values)
         }
-        for ledger in written { ledger.recordEverything() }
         fire(fired)
     }
 
@@ -129,7 +131,7 @@ final class ChangeHub: @unchecked Sendable {
 /// follower of every file (the search index) reads when it next needs to be current.
 ///
 /// Lock rule: `lock` is a leaf. The engine may write here holding a file's
-/// lock; nothing is called out under `lock`.
+/// lock, and the hub holding its own; nothing is called out under `lock`.
 final class ChangeLedger: @unchecked Sendable {
     private let lock = NSLock()
     // Guarded by `lock`.

@@ -28,7 +28,9 @@
 /// (saves, replaces, change logs, removals, retention, expiry, eviction,
 /// ``ChatCache/removeAll()``), and finds another instance's or process's
 /// writes by their files' stamps: every search that starts a second or more
-/// after such a write sees it. A hit is always the message as a load returns
+/// after such a write sees it (when more than 64 channels changed since
+/// search last looked, they are indexed in the background, with
+/// ``SearchProgress/isComplete`` `false` until then). A hit is always the message as a load returns
 /// it now: a deleted message is never found, an edited one only by its new
 /// words. The index is saved in the cache folder (`search.lines`, sealed in
 /// an encrypted cache like every file) so that the next launch reads it and
@@ -74,9 +76,10 @@ public struct MessageSearch<Message: MessageRecord>: Sendable {
         }
     }
 
-    /// Builds the index if it is not built, and waits until every cached
-    /// message is in it: call it at launch to have search ready, or before
-    /// a search that must see everything.
+    /// Builds the index if it is not built, and waits until every message
+    /// cached when it was called is in it (this cache's changes since too;
+    /// another process's, as a search finds them): call it at launch to have
+    /// search ready, or before a search that must see everything.
     ///
     /// - Returns: The progress then (complete).
     /// - Throws: A file-system error, or `CancellationError` as soon as the

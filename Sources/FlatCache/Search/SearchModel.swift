@@ -50,6 +50,8 @@ public final class SearchModel<Message: MessageRecord> {
     public private(set) var error: (any Error)?
 
     @ObservationIgnored private var next: SearchCursor<Message>?
+    /// Counts first pages shown: a next page asked before a new first page is dropped.
+    @ObservationIgnored private var firstPages = 0
     @ObservationIgnored private var running: Task<Void, Never>?
     /// Counts queries: an answer to an older one is dropped.
     @ObservationIgnored private var generation = 0
@@ -67,12 +69,12 @@ public final class SearchModel<Message: MessageRecord> {
     /// Adds the next page of hits to ``hits``; does nothing when there is none or a search is under way.
     public func loadMore() async {
         guard let cursor = next, !isSearching else { return }
-        let asked = generation
+        let (asked, after) = (generation, firstPages)
         isSearching = true
         defer { if asked == generation { isSearching = false } }
         do {
             let page = try await search.messages(after: cursor)
-            guard asked == generation else { return }
+            guard asked == generation, after == firstPages else { return }
             hits += page.hits
             next = page.next
             progress = page.progress
@@ -124,6 +126,7 @@ public final class SearchModel<Message: MessageRecord> {
     private func show(_ page: SearchPage<Message>, for asked: Int) {
         guard asked == generation else { return }
         (hits, next, progress, error) = (page.hits, page.next, page.progress, nil)
+        firstPages += 1
     }
 
     private func fail(_ failure: any Error, for asked: Int) {

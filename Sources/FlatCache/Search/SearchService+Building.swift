@@ -63,8 +63,15 @@ extension SearchService {
         var dirty = Set(changed.paths.filter { $0.hasPrefix(store.layout.messagesDirectory + "/") && $0.hasSuffix(".lines") })
         let now = ContinuousClock.now
         if changed.everything || lastSweep.map({ now - $0 >= Self.sweepInterval }) ?? true {
-            lastSweep = now
-            try sweep(into: &dirty)
+            do {
+                try sweep(into: &dirty)
+                lastSweep = now
+            } catch {
+                // Nothing taken is lost: this process's changes wait in the ledger for the next search.
+                for path in changed.paths { ledger.record(path) }
+                if changed.everything { ledger.recordEverything() }
+                throw error
+            }
         }
         // A build with little left is finished now: a small cache's first search sees everything.
         if waiting.count <= Self.catchUpLimit {
@@ -116,19 +123,27 @@ extension SearchService {
     /// none of its files (with the old key every file would look damaged, and be moved aside).
     func folderIsOurs() -> Bool {
         let layout = store.layout
-        let stamp = try? FileSystem.stamp(at: layout.recordTypesPath)
-        if let checked = folderCheck, checked.stamp == stamp, stamp != nil { return checked.ours }
-        let contents = try? RecordTypesFile.readContents(layout)
-        let underWay = (try? KeyChange.isUnderWay(layout)) ?? true
-        let ours = !underWay && contents.map { $0.keyID == layout.sealer?.keyID && $0.types == store.storage.recordTypes } ?? true
-        // A key change is not remembered: the `rekey` file may come and go under the same `records`.
-        folderCheck = underWay ? nil : (stamp, ours)
+        // Looked at every time (one `stat`): a key change rewrites `records` only when it ends.
+        guard (try? KeyChange.isUnderWay(layout)) == false else { return false }
+        let stamp: FileStamp?
+        let contents: RecordTypesFile.Contents?
+        do {
+            stamp = try FileSystem.stamp(at: layout.recordTypesPath)
+            if let checked = folderCheck, checked.stamp == stamp, stamp != nil { return checked.ours }
+            contents = try RecordTypesFile.readContents(layout)
+        } catch {
+            return false  // not known to be ours: read nothing now, and look again next time
+        }
+        let ours = contents.map { $0.keyID == layout.sealer?.keyID && $0.types == store.storage.recordTypes } ?? true
+        folderCheck = (stamp, ours)
         return ours
     }
 
-    /// Forgets everything and stops: the folder is another cache's now (see ``folderIsOurs()``).
+    /// Forgets everything, as if search had not started: the folder is not this cache's now
+    /// (see ``folderIsOurs()``). The next search starts again, if it is this cache's by then.
     func abandon() {
         (index, indexed, backlog, waiting, changedSinceSnapshot, removedSinceSnapshot) = (Index(), [:], [], [], 0, false)
+        (started, lastSweep) = (false, nil)
         finishBuild()
     }
 

@@ -46,9 +46,10 @@ extension SearchService {
     /// Saves the index now, in the background: the snapshot is taken here, on `queue`, and
     /// written on ``snapshotQueue``. Nothing on a read-only cache, or for a key type that cannot be saved.
     func saveSnapshot() {
-        guard !store.storage.isReadOnly, !ledger.hasEverything else { return }
+        // The count first: a removal after it either shows in the ledger now or makes the write refuse.
         let hub = store.engine.hub
         let emptied = hub.emptiedCount
+        guard !store.storage.isReadOnly, Snapshot.keyKind != nil, !ledger.hasEverything else { return }
         let prefix = store.layout.messagesDirectory + "/"
         var files = [String: Snapshot.File]()
         for (path, entry) in indexed where path.hasPrefix(prefix) { files[String(path.dropFirst(prefix.count))] = entry }
@@ -56,16 +57,18 @@ extension SearchService {
         (changedSinceSnapshot, removedSinceSnapshot) = (0, false)
         let (storage, file) = (store.storage, store.layout.searchFile)
         let indexedFiles = indexed.filter { $0.value.stamp != nil }.map(\.key)
-        snapshotQueue.async {
+        snapshotQueue.async { [weak self] in
             do {
                 // Not over a removal made since the snapshot was taken (`removeAll()` by any process:
                 // it holds every lock, this one's too): its words would be back on disk after a logout.
-                _ = try storage.replace(file, with: records) { () throws(FlatCacheError) in
+                let written = try storage.replace(file, with: records) { () throws(FlatCacheError) in
                     // This process's `removeAll()` or key change bumps the count holding every lock.
                     guard hub.emptiedCount == emptied else { return false }
                     for path in indexedFiles where try FileSystem.stamp(at: path) == nil { return false }
                     return true
                 }
+                // Refused (a removal came in between): the next catch-up saves again.
+                if written == nil, let service = self { service.queue.async { service.removedSinceSnapshot = true } }
             } catch {
                 // Derived data: the next launch builds what it lacks.
                 storage.logger.warning("FlatCache could not save its search index", metadata: ["error": "\(error)"])

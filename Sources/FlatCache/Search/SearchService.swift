@@ -159,7 +159,7 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
     /// Starts the build when it has not started: on `queue`.
     func startIfNeeded() throws(FlatCacheError) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !started else { return }
+        guard !started, folderIsOurs() else { return }
         // Listening first: a file written while the folder is listed is then indexed twice, never missed.
         store.engine.hub.listenToAll(ledger)
         restoreSnapshot()
