@@ -183,6 +183,50 @@ import Testing
         #expect(SearchPostings(bytes: Array(postings.bytes.dropLast()), lengths: [5]) == nil)
     }
 
+    @Test func postingsSayOnePlaceByTheirFlagAlone() {
+        var postings = SearchPostings()
+        postings.append(0, [3])
+        postings.append(2, [0, 4])
+        // Document 0: gap 1, one place (flag) at 3; document 2: gap 2, two places, at 0 and 4.
+        #expect(postings.bytes == [0x03, 0x03, 0x04, 0x02, 0x00, 0x04])
+        #expect(SearchPostings(bytes: postings.bytes, lengths: [5, 1, 5]) != nil)
+        // One place said by a count instead of the flag, or none, is not canonical: refused.
+        #expect(SearchPostings(bytes: [0x02, 0x01, 0x03], lengths: [5]) == nil)
+        #expect(SearchPostings(bytes: [0x02, 0x00], lengths: [5]) == nil)
+        // A gap of 0 (a document twice) is refused with either flag.
+        #expect(SearchPostings(bytes: [0x03, 0x00, 0x01, 0x00], lengths: [5]) == nil)
+        var cursor = SearchPostings.Cursor()
+        var places = [UInt32]()
+        #expect(postings.next(&cursor) && cursor.document == 0 && cursor.placeCount == 1)
+        #expect(postings.next(&cursor) && cursor.document == 2)
+        postings.places(at: &cursor, into: &places)
+        #expect(places == [0, 4] && !postings.next(&cursor))
+    }
+
+    @Test func documentsAreWrittenAsStepsAndReadBackWhateverTheirKeysAndTimes() throws {
+        var index = SearchIndex<Int64>()
+        // Keys and times far apart (steps that wrap), senders repeated, channels interleaved.
+        let messages: [(Int64, String, Int64, String)] = [
+            (.max, "ode", .min, "one"), (.min, "ode", .max, "two"), (0, "", 0, "three"), (-7, "mina", -1, "four"),
+        ]
+        for (number, (key, sender, createdAt, text)) in messages.enumerated() {
+            index.upsert([.init(key: key, sender: sender, createdAt: createdAt, text: text)], in: number % 2 == 0 ? "a" : "b")
+        }
+        let snapshot = SearchSnapshot<Int64>(
+            files: ["a.lines": .init(channelURL: "a", stamp: nil), "b.lines": .init(channelURL: "b", stamp: nil)],
+            index: index.stored())
+        let records = try #require(snapshot.records())
+        let read = try #require(SearchSnapshot<Int64>(records: records))
+        #expect(read.index.senders == ["ode", "", "mina"])
+        #expect(read.index.documents.map(\.key) == messages.map(\.0))
+        #expect(read.index.createdAt == messages.map(\.2))
+        #expect(read.index.documents.map { read.index.channels[Int($0.channel)] } == ["a", "b", "a", "b"])
+        #expect(read.index.documents.map { read.index.senders[Int($0.sender)] } == messages.map(\.1))
+        #expect(
+            read.index.documents.map(\.fingerprint)
+                == messages.map { SearchFingerprint.of(text: $0.3, sender: $0.1, createdAt: $0.2) })
+    }
+
     @Test func verifyChecksTheSnapshot() async throws {
         try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 2))
         let cache = try await builtCache()
@@ -203,12 +247,13 @@ import Testing
         let stamp = FileStamp(
             device: 1, inode: 2, size: 3, modified: .init(seconds: 4, nanoseconds: 5), changed: .init(seconds: -6, nanoseconds: 7))
         let snapshot = SearchSnapshot<String>(
-            files: ["a.lines": .init(channelURL: "!room:one", stamp: stamp, fingerprints: ["$b": 42]),
-                    "b.lines": .init(channelURL: nil, stamp: nil, fingerprints: [:])],
+            files: ["a.lines": .init(channelURL: "!room:one", stamp: stamp), "b.lines": .init(channelURL: nil, stamp: nil)],
             index: index.stored())
         let records = try #require(snapshot.records())
         let read = try #require(SearchSnapshot<String>(records: records))
-        #expect(read.files["a.lines"]?.stamp == stamp && read.files["a.lines"]?.fingerprints == ["$b": 42])
+        #expect(read.files["a.lines"]?.stamp == stamp && read.files["a.lines"]?.channelURL == "!room:one")
+        #expect(read.index.documents.map(\.key) == ["$b", "$a"] && read.index.senders == ["ode", ""])
+        #expect(read.index.documents[0].fingerprint == SearchFingerprint.of(text: "東京 trail café 👋🏽", sender: "ode", createdAt: 2))
         #expect(read.files["b.lines"]?.channelURL == nil && read.files["b.lines"]?.stamp == nil)
         var restored = try #require(SearchIndex<String>(stored: read.index))
         for query in ["trail", "tra", "東京", "\"trail head\"", "cafe", "👋"] {
@@ -243,9 +288,7 @@ final class DamagedFileLog: @unchecked Sendable {
         let stamp = FileStamp(
             device: 2049, inode: 131, size: 120, modified: .init(seconds: 1_700_000_000, nanoseconds: 5),
             changed: .init(seconds: 1_700_000_000, nanoseconds: 5))
-        let fingerprint = SearchFingerprint.of(text: "Hi there, José", sender: "mina", createdAt: 1_700_000_000_000)
-        return SearchSnapshot(
-            files: [fileName: .init(channelURL: "trip", stamp: stamp, fingerprints: [1: fingerprint])], index: index.stored())
+        return SearchSnapshot(files: [fileName: .init(channelURL: "trip", stamp: stamp)], index: index.stored())
     }
 
     @Test func aSnapshotsBytesArePinnedAndDocumented() throws {

@@ -88,6 +88,7 @@ extension SearchIndex {
         let smallest = clauses.indices.min { clauses[$0].documents.count < clauses[$1].documents.count }!
         var cursors = [Int](repeating: 0, count: clauses.count)
         let channelNumbers = filter.channels.map { Set($0.compactMap { channels.firstIndex(of: $0).map(Int32.init) }) }
+        let senderNumbers = filter.senders.map(senderNumbers)
         // A later page weighs terms as its first page did (see `PageCursor`).
         let statistics =
             cursor.map(\.statistics).flatMap { $0.clauseCounts.count == clauses.count ? $0 : nil }
@@ -105,7 +106,7 @@ extension SearchIndex {
                     documentCount: Double(statistics.documentCount), withTerm: Double(statistics.clauseCounts[number]))
             }
             if let channelNumbers, !channelNumbers.contains(documents[Int(document)].channel) { continue }
-            if let senders = filter.senders, !senders.contains(documents[Int(document)].sender) { continue }
+            if let senderNumbers, !senderNumbers.contains(documents[Int(document)].sender) { continue }
             if let from = filter.from, createdAt[Int(document)] < from { continue }
             if let until = filter.until, createdAt[Int(document)] >= until { continue }
             let hit = Hit(document: document, score: score, statistics: statistics)

@@ -14,8 +14,10 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
         var channel: Int32
         /// The message's key within its channel.
         var key: Key
-        /// The message's sender, as the app's user id.
-        var sender: String
+        /// The message's sender: its number in ``senders``.
+        var sender: Int32
+        /// The message's ``SearchFingerprint`` when indexed: what tells an edit.
+        var fingerprint: UInt64
     }
 
     /// The message text of a document to add.
@@ -28,6 +30,9 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
         var createdAt: Int64
         /// The text searched.
         var text: String
+
+        /// What tells this message's searchable fields from an edit of them.
+        var fingerprint: UInt64 { SearchFingerprint.of(text: text, sender: sender, createdAt: createdAt) }
     }
 
     /// Every document added since the last compaction, by number, live or not.
@@ -41,6 +46,9 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
     /// Channel ids, by number.
     private(set) var channels: [String] = []
     private var channelNumbers: [String: Int32] = [:]
+    /// Senders' user ids, by number (`""` when unknown): a document keeps a number, not the id.
+    private(set) var senders: [String] = []
+    private var senderNumbers: [String: Int32] = [:]
     /// Each channel's live documents, by key, by channel number.
     private var channelDocuments: [Int32: [Key: Int32]] = [:]
     /// Every term, by number, and the numbers by term.
@@ -108,6 +116,15 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
         channelNumbers[channel].flatMap { channelDocuments[$0] }.map { Set($0.keys) } ?? []
     }
 
+    /// The fingerprints of the live documents of `channel`, by key: what a catch-up compares a
+    /// message file's records with, to index only the messages that changed.
+    func fingerprints(in channel: String) -> [Key: UInt64] {
+        channelNumbers[channel].flatMap { channelDocuments[$0] }?.mapValues { documents[Int($0)].fingerprint } ?? [:]
+    }
+
+    /// The numbers of `senders`, those the index knows (for a filter).
+    func senderNumbers(_ senders: Set<String>) -> Set<Int32> { Set(senders.compactMap { senderNumbers[$0] }) }
+
     /// Documents removed but still in the postings.
     var deadCount: Int { documents.count - liveCount }
 
@@ -144,9 +161,22 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
         let keptChannels = channels.indices.filter { channelDocuments[Int32($0)] != nil }
         var channelRenumbered = [Int32](repeating: -1, count: channels.count)
         for (new, old) in keptChannels.enumerated() { channelRenumbered[old] = Int32(new) }
-        documents = documents.map { Document(channel: channelRenumbered[Int($0.channel)], key: $0.key, sender: $0.sender) }
+        // And senders no live document is from (nor is a removed message's sender).
+        var senderRenumbered = [Int32](repeating: -1, count: senders.count)
+        var keptSenders = [String]()
+        for document in documents where senderRenumbered[Int(document.sender)] < 0 {
+            senderRenumbered[Int(document.sender)] = Int32(keptSenders.count)
+            keptSenders.append(senders[Int(document.sender)])
+        }
+        documents = documents.map {
+            Document(
+                channel: channelRenumbered[Int($0.channel)], key: $0.key, sender: senderRenumbered[Int($0.sender)],
+                fingerprint: $0.fingerprint)
+        }
         channels = keptChannels.map { channels[$0] }
         channelNumbers = Dictionary(uniqueKeysWithValues: channels.enumerated().map { ($1, Int32($0)) })
+        senders = keptSenders
+        senderNumbers = Dictionary(uniqueKeysWithValues: senders.enumerated().map { ($1, Int32($0)) })
         channelDocuments = Dictionary(
             uniqueKeysWithValues: channelDocuments.map { (channelRenumbered[Int($0.key)], $0.value) })
         // Terms no live document has any more go too: prefixes would keep expanding into them.
@@ -160,6 +190,7 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
     /// The index as plain arrays, compacted: what a snapshot file keeps (see ``SearchSnapshot``).
     struct Stored: Sendable {
         var channels: [String]
+        var senders: [String]
         var documents: [Document]
         var createdAt: [Int64]
         var lengths: [Int32]
@@ -171,11 +202,13 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
     mutating func stored() -> Stored {
         compact()
         return Stored(
-            channels: channels, documents: documents, createdAt: createdAt, lengths: lengths, terms: terms, postings: postings)
+            channels: channels, senders: senders, documents: documents, createdAt: createdAt, lengths: lengths, terms: terms,
+            postings: postings)
     }
 
     /// The index `stored` holds; `nil` when its parts do not fit together (a document of a channel
-    /// it does not name, a key twice in a channel, a term twice, arrays of other lengths).
+    /// or a sender it does not name, a key twice in a channel, a channel, sender or term twice,
+    /// arrays of other lengths).
     init?(stored: Stored) {
         let count = stored.documents.count
         guard stored.createdAt.count == count, stored.lengths.count == count, stored.terms.count == stored.postings.count,
@@ -184,8 +217,12 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
         channels = stored.channels
         channelNumbers = Dictionary(stored.channels.enumerated().map { ($1, Int32($0)) }, uniquingKeysWith: { $1 })
         guard channelNumbers.count == channels.count else { return nil }
+        senders = stored.senders
+        senderNumbers = Dictionary(stored.senders.enumerated().map { ($1, Int32($0)) }, uniquingKeysWith: { $1 })
+        guard senderNumbers.count == senders.count else { return nil }
         for (number, document) in stored.documents.enumerated() {
             guard document.channel >= 0, Int(document.channel) < channels.count,
+                document.sender >= 0, Int(document.sender) < senders.count,
                 channelDocuments[document.channel, default: [:]].updateValue(Int32(number), forKey: document.key) == nil
             else { return nil }
         }
@@ -245,6 +282,14 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
         return number
     }
 
+    private mutating func senderNumber(_ sender: String) -> Int32 {
+        if let number = senderNumbers[sender] { return number }
+        let number = Int32(senders.count)
+        senders.append(sender)
+        senderNumbers[sender] = number
+        return number
+    }
+
     private mutating func termNumber(_ term: String) -> Int32 {
         if let number = termNumbers[term] { return number }
         let number = Int32(terms.count)
@@ -282,7 +327,8 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
             postings[Int(term)].append(number, places[...])
             start = end
         }
-        documents.append(Document(channel: channel, key: message.key, sender: message.sender))
+        documents.append(
+            Document(channel: channel, key: message.key, sender: senderNumber(message.sender), fingerprint: message.fingerprint))
         isLive.append(true)
         createdAt.append(message.createdAt)
         lengths.append(Int32(clamping: length))

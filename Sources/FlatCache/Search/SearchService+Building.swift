@@ -175,20 +175,17 @@ extension SearchService {
             records = try store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? []
             filesRead += 1
         }
-        var old = indexed[file.path]?.fingerprints ?? [:]
-        var fingerprints = [Message.MessageID: UInt64](minimumCapacity: records.count)
+        let known = indexed[file.path]
+        let channelURL = records.first?.channelURL ?? known?.channelURL
+        // What the index holds of the channel now; what is left of it once the records are through is gone.
+        var old = channelURL.map { index.fingerprints(in: $0) } ?? [:]
         var changed = [Index.Message]()
         for message in records {
             guard let text = message.searchableText, !text.isEmpty else { continue }
-            let sender = message.senderID ?? ""
-            let fingerprint = SearchFingerprint.of(text: text, sender: sender, createdAt: message.createdAt)
-            fingerprints[message.messageID] = fingerprint
-            if old.removeValue(forKey: message.messageID) != fingerprint {
-                changed.append(Index.Message(key: message.messageID, sender: sender, createdAt: message.createdAt, text: text))
-            }
+            let current = Index.Message(
+                key: message.messageID, sender: message.senderID ?? "", createdAt: message.createdAt, text: text)
+            if old.removeValue(forKey: message.messageID) != current.fingerprint { changed.append(current) }
         }
-        let known = indexed[file.path]
-        let channelURL = records.first?.channelURL ?? known?.channelURL
         if let channelURL {
             if !old.isEmpty { index.remove(old.keys, from: channelURL) }
             if !changed.isEmpty { index.upsert(changed, in: channelURL) }
@@ -196,7 +193,7 @@ extension SearchService {
         // Memory's changes not written yet: the file's stamp does not say what was indexed.
         let indexedStamp = store.engine.hasUnwrittenChanges(file) ? nil : stamp
         let now = records.isEmpty && stamp == nil
-            ? nil : Snapshot.File(channelURL: channelURL, stamp: indexedStamp, fingerprints: fingerprints)
+            ? nil : Snapshot.File(channelURL: channelURL, stamp: indexedStamp)
         if !old.isEmpty || !changed.isEmpty || (known == nil) != (now == nil) || known?.stamp != now?.stamp {
             changedSinceSnapshot += 1
         }

@@ -19,20 +19,18 @@ extension SearchService {
         guard let records, let snapshot = Snapshot(records: records), let restored = Index(stored: snapshot.index) else { return }
         var files = [String: Snapshot.File]()
         for (name, entry) in snapshot.files {
-            // Each entry must be its channel's file, and name exactly the documents the index holds
-            // of that channel: else an update of one channel could take away another's documents.
+            // Each entry must be its channel's file: else an update of one channel could take away
+            // another's documents.
             if let channelURL = entry.channelURL {
-                guard name == store.layout.fileKey(forChannel: channelURL) + ".lines",
-                    Set(entry.fingerprints.keys) == restored.keys(in: channelURL)
-                else { return }
+                guard name == store.layout.fileKey(forChannel: channelURL) + ".lines" else { return }
             } else {
-                guard entry.fingerprints.isEmpty, SHA256Digest(hex: Array(name.utf8.dropLast(6))) != nil else { return }
+                guard SHA256Digest(hex: Array(name.utf8.dropLast(6))) != nil else { return }
             }
             files[store.layout.messagesFile(named: name).path] = entry
         }
-        // And every channel with documents has its file's entry.
-        guard Set(restored.indexedChannels) == Set(files.values.compactMap { $0.fingerprints.isEmpty ? nil : $0.channelURL })
-        else { return }
+        // And every channel with documents has its file's entry (a channel's file may have none:
+        // its messages had no text).
+        guard Set(restored.indexedChannels).isSubset(of: files.values.compactMap(\.channelURL)) else { return }
         index = restored
         indexed = files
         changedSinceSnapshot = 0

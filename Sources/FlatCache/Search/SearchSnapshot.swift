@@ -12,8 +12,8 @@ import Foundation
 ///
 /// Records (one line each, sealed in an encrypted cache like every line):
 /// - `0`: the header: the snapshot version, the tokenizer's version, the key type;
-/// - `1`: message files, with their stamps and their messages' fingerprints;
-/// - `2`: the index's channels and documents;
+/// - `1`: message files, with their stamps;
+/// - `2`: the index's channels, senders and documents (with their fingerprints);
 /// - `3`: terms and their postings, about 64 KB of them a record.
 struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
     /// What the index holds of one message file.
@@ -22,8 +22,6 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
         var channelURL: String?
         /// The data file's stamp when it was indexed; `nil` when unknown (changes were waiting in memory).
         var stamp: FileStamp?
-        /// A fingerprint of each indexed message's searchable fields, by key: what tells an edit.
-        var fingerprints: [Key: UInt64]
     }
 
     /// The message files indexed, by name (`<key>.lines`).
@@ -38,7 +36,7 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
     }
 
     /// The format of the records; another is passed over.
-    static var version: UInt64 { 1 }
+    static var version: UInt64 { 2 }
     /// The tokenizer's rules: a change to how text becomes terms makes every snapshot old.
     static var tokenizerVersion: UInt64 { 1 }
     /// How many bytes of terms a record holds, at most about: records reveal little of single terms.
@@ -78,11 +76,6 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
             } else {
                 files.byte(0)
             }
-            files.count(file.fingerprints.count)
-            for (key, fingerprint) in file.fingerprints.sorted(by: { $0.key < $1.key }) {
-                Self.write(key, into: &files)
-                files.fixed64(fingerprint)
-            }
         }
         records.append(SearchSnapshotRecord(files))
 
@@ -90,13 +83,25 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
         documents.byte(2)
         documents.count(index.channels.count)
         for channel in index.channels { documents.string(channel) }
+        documents.count(index.senders.count)
+        for sender in index.senders { documents.string(sender) }
         documents.count(index.documents.count)
+        // Channels, keys and times as steps from the document before: neighbours are mostly one
+        // channel's messages in order, so each takes a byte or two.
+        var previous = Neighbour()
         for (number, document) in index.documents.enumerated() {
-            documents.signed(Int64(document.channel))
-            Self.write(document.key, into: &documents)
-            documents.string(document.sender)
-            documents.signed(index.createdAt[number])
-            documents.signed(Int64(index.lengths[number]))
+            documents.signed(Int64(document.channel) &- Int64(previous.channel))
+            if let key = document.key as? Int64 {
+                documents.signed(key &- previous.key)
+                previous.key = key
+            } else if let key = document.key as? String {
+                documents.string(key)
+            }
+            documents.unsigned(UInt64(document.sender))
+            documents.signed(index.createdAt[number] &- previous.createdAt)
+            documents.unsigned(UInt64(index.lengths[number]))
+            documents.fixed64(document.fingerprint)
+            (previous.channel, previous.createdAt) = (document.channel, index.createdAt[number])
         }
         records.append(SearchSnapshotRecord(documents))
 
@@ -119,8 +124,11 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
         return records
     }
 
-    private static func write(_ key: Key, into writer: inout SnapshotWriter) {
-        if let number = key as? Int64 { writer.signed(number) } else if let string = key as? String { writer.string(string) }
+    /// What the document before had, that each document is written as a step from (all 0 before the first).
+    private struct Neighbour {
+        var channel: Int32 = 0
+        var key: Int64 = 0
+        var createdAt: Int64 = 0
     }
 
     // MARK: - Reading
@@ -132,6 +140,7 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
         do throws(SnapshotReader.Malformed) {
             var files: [String: File]?
             var channels = [String]()
+            var senders = [String]()
             var documents = [SearchIndex<Key>.Document]()
             var createdAt = [Int64]()
             var lengths = [Int32]()
@@ -150,13 +159,28 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
                     files = try Self.readFiles(&reader)
                 case 2:
                     for _ in 0..<(try reader.count()) { channels.append(try reader.string()) }
+                    for _ in 0..<(try reader.count()) { senders.append(try reader.string()) }
+                    var previous = Neighbour()
                     for _ in 0..<(try reader.count()) {
-                        let channel = try reader.int32()
-                        let key = try Self.readKey(&reader)
-                        let sender = try reader.string()
-                        documents.append(SearchIndex<Key>.Document(channel: channel, key: key, sender: sender))
-                        createdAt.append(try reader.signed())
-                        lengths.append(try reader.int32())
+                        guard let channel = Int32(exactly: Int64(previous.channel) &+ (try reader.signed())) else {
+                            throw SnapshotReader.Malformed()
+                        }
+                        let key: Key
+                        if Key.self == Int64.self {
+                            previous.key = previous.key &+ (try reader.signed())
+                            key = try Self.cast(previous.key)
+                        } else {
+                            key = try Self.cast(try reader.string())
+                        }
+                        guard let sender = Int32(exactly: try reader.unsigned()) else { throw SnapshotReader.Malformed() }
+                        previous.createdAt = previous.createdAt &+ (try reader.signed())
+                        guard let length = Int32(exactly: try reader.unsigned()) else { throw SnapshotReader.Malformed() }
+                        let fingerprint = try reader.fixed64()
+                        previous.channel = channel
+                        documents.append(
+                            SearchIndex<Key>.Document(channel: channel, key: key, sender: sender, fingerprint: fingerprint))
+                        createdAt.append(previous.createdAt)
+                        lengths.append(length)
                     }
                 case 3:
                     for _ in 0..<(try reader.count()) {
@@ -177,7 +201,7 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
             }
             self.files = files
             index = SearchIndex<Key>.Stored(
-                channels: channels, documents: documents, createdAt: createdAt, lengths: lengths, terms: terms, postings: postings)
+                channels: channels, senders: senders, documents: documents, createdAt: createdAt, lengths: lengths, terms: terms, postings: postings)
         } catch {
             return nil
         }
@@ -198,18 +222,13 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
                 guard let size = Int(exactly: size) else { throw SnapshotReader.Malformed() }
                 stamp = FileStamp(device: device, inode: inode, size: size, modified: times[0], changed: times[1])
             }
-            var fingerprints = [Key: UInt64]()
-            for _ in 0..<(try reader.count()) {
-                let key = try readKey(&reader)
-                fingerprints[key] = try reader.fixed64()
-            }
-            files[name] = File(channelURL: channelURL.isEmpty ? nil : channelURL, stamp: stamp, fingerprints: fingerprints)
+            guard files.updateValue(File(channelURL: channelURL.isEmpty ? nil : channelURL, stamp: stamp), forKey: name) == nil
+            else { throw SnapshotReader.Malformed() }
         }
         return files
     }
 
-    private static func readKey(_ reader: inout SnapshotReader) throws(SnapshotReader.Malformed) -> Key {
-        let value: Any = Key.self == Int64.self ? try reader.signed() : try reader.string()
+    private static func cast(_ value: some Any) throws(SnapshotReader.Malformed) -> Key {
         guard let key = value as? Key else { throw SnapshotReader.Malformed() }
         return key
     }

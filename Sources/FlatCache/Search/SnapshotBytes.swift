@@ -74,11 +74,6 @@ struct SnapshotReader {
         return Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
     }
 
-    mutating func int32() throws(Malformed) -> Int32 {
-        guard let value = Int32(exactly: try signed()) else { throw Malformed() }
-        return value
-    }
-
     mutating func fixed64() throws(Malformed) -> UInt64 {
         var value: UInt64 = 0
         for shift in stride(from: 0, to: 64, by: 8) { value |= UInt64(try byte()) << UInt64(shift) }
