@@ -180,11 +180,15 @@ extension SearchService {
         // What the index holds of the channel now; what is left of it once the records are through is gone.
         var old = channelURL.map { index.fingerprints(in: $0) } ?? [:]
         var changed = [Index.Message]()
-        for message in records {
-            guard let text = message.searchableText, !text.isEmpty else { continue }
-            let current = Index.Message(
-                key: message.messageID, sender: message.senderID ?? "", createdAt: message.createdAt, text: text)
-            if old.removeValue(forKey: message.messageID) != current.fingerprint { changed.append(current) }
+        // Each record read in place: in generic code an iterator copies each one, strings and all.
+        records.withUnsafeBufferPointer { records in
+            for position in records.indices {
+                guard let text = records[position].searchableText, !text.isEmpty else { continue }
+                let key = records[position].messageID
+                let current = Index.Message(
+                    key: key, sender: records[position].senderID ?? "", createdAt: records[position].createdAt, text: text)
+                if old.removeValue(forKey: key) != current.fingerprint { changed.append(current) }
+            }
         }
         if let channelURL {
             if !old.isEmpty { index.remove(old.keys, from: channelURL) }

@@ -211,8 +211,10 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
             guard !store.policy.isExpired(file), let records = try store.engine.records(file, rule: store.appendRule) else {
                 continue
             }
-            for position in records.indices.suffix(store.maxPerChannel) {
-                guard let numbers = keys[records[position].messageID] else { continue }
+            // The ids read in place (in generic code a subscript copies each record): only hits are copied.
+            let ids = MessageStore<Message>.messageIDs(of: records)
+            for position in ids.indices.suffix(store.maxPerChannel) {
+                guard let numbers = keys[ids[position]] else { continue }
                 for number in numbers { messages[number] = records[position] }
             }
         }
