@@ -19,6 +19,10 @@ enum BlockingWork {
         }
     }
 
+    /// The processors this process may use, asked once: asking reads the control group's files
+    /// each time on Linux (an `open` and a read per flush).
+    static let processorCount = ProcessInfo.processInfo.activeProcessorCount
+
     /// Calls `body` for every index in `0..<count`, on up to `width` threads
     /// at once (the caller's among them), and returns when all are done.
     /// Threads of FlatCache's own (``WorkerThreads``), not a pool's: the body

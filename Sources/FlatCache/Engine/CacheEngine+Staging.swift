@@ -19,7 +19,7 @@ extension CacheEngine {
         }
         let steps = Slots<Result<StagedStep, FlatCacheError>>(repeating: .success(.noChanges), count: targets.count)
         let dropped = Slots(repeating: 0, count: targets.count)
-        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cores = BlockingWork.processorCount
         BlockingWork.forEach(targets.count, width: targets.count >= 8 ? cores : 1) { index in
             steps[index] = Result { () throws(FlatCacheError) in try targets[index].stage(in: self) }
             dropped[index] = targets[index].droppedInWrite
@@ -101,7 +101,7 @@ extension CacheEngine {
     /// on its own), so a flush of many commits them on every core, as it stages them.
     private func commit(_ steps: Slots<Result<StagedStep, FlatCacheError>>, files: [RecordFile]) {
         let count = files.count
-        BlockingWork.forEach(count, width: count >= 8 ? ProcessInfo.processInfo.activeProcessorCount : 1) { index in
+        BlockingWork.forEach(count, width: count >= 8 ? BlockingWork.processorCount : 1) { index in
             do throws(FlatCacheError) {
                 switch steps[index] {
                 case .success(.write(var staged)):

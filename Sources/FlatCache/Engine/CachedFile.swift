@@ -20,12 +20,12 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
     var disk: Disk = .unknown
     /// The ids of the records on disk, once an append needed them.
     var diskIDs: Set<Int64>?
-    var pending = [Change<R>]()
-    var writing = [Change<R>]()
+    var pending = [Change<R>]() { didSet { isDirty = !pending.isEmpty || !writing.isEmpty } }
+    var writing = [Change<R>]() { didSet { isDirty = !pending.isEmpty || !writing.isEmpty } }
     /// Changes saved to memory only (``CacheTier/memory``): applied after
     /// the others in every view, never written; gone with the records and
     /// at the next change that is written.
-    var memoryOnly = [Change<R>]()
+    var memoryOnly = [Change<R>]() { didSet { hasMemoryOnlyChanges = !memoryOnly.isEmpty } }
     /// `disk` with `writing` and `pending` applied; `.none` until computed.
     var view: [R]?? = .none
     /// The ids of `view`'s records, once an append needed them.
@@ -79,9 +79,12 @@ final class CachedFile<R: CacheRecord>: EngineFile, @unchecked Sendable {
         self.rule = rule
     }
 
-    var isDirty: Bool { !pending.isEmpty || !writing.isEmpty }
+    // Kept as the lists change, not worked out when asked: every flush asks each file memory
+    // holds, and in this generic class `isEmpty` looks up the list's type each time (a flush with
+    // a thousand channels in memory spent a third of a one-message save on it).
+    private(set) var isDirty = false
 
-    var hasMemoryOnlyChanges: Bool { !memoryOnly.isEmpty }
+    private(set) var hasMemoryOnlyChanges = false
 
     /// Every change not on disk, in order: those being written, those waiting, the memory-only ones.
     var unwritten: [Change<R>] { writing + pending + memoryOnly }
