@@ -40,7 +40,7 @@ extension SearchService {
     func finishBuild() {
         backlog = []
         waiting = []
-        if isBuilding, changedSinceSnapshot > 0 { saveSnapshot() }
+        if isBuilding, !changedSinceSnapshot.isEmpty || removedSinceSnapshot { saveSnapshot() }
         isBuilding = false
         let waiters = completionWaiters
         completionWaiters = []
@@ -57,7 +57,7 @@ extension SearchService {
         let changed = ledger.take()
         if changed.everything {
             // Emptied, or a new key: nothing indexed holds any more, channel names included.
-            (index, indexed, changedSinceSnapshot) = (Index(), [:], 1)
+            (index, indexed, changedSinceSnapshot, removedSinceSnapshot) = (Index(), [:], [], true)
             (backlog, waiting, isBuilding) = ([], [], true)
         }
         var dirty = Set(changed.paths.filter { $0.hasPrefix(store.layout.messagesDirectory + "/") && $0.hasSuffix(".lines") })
@@ -78,10 +78,11 @@ extension SearchService {
             for file in backlog where waiting.contains(file.path) { dirty.insert(file.path) }
         }
         var left = dirty.sorted()[...]
+        let own = Set(changed.paths)
         do {
             while let path = left.first {
                 waiting.remove(path)
-                try reindex(path: path)
+                try reindex(path: path, enteringMemory: own.contains(path))
                 left = left.dropFirst()
             }
         } catch {
@@ -92,7 +93,7 @@ extension SearchService {
         if waiting.isEmpty { finishBuild() }
         compactIfWorthIt()
         // A removed channel's words leave the saved index at once; other changes wait for many more.
-        if waiting.isEmpty, removedSinceSnapshot || changedSinceSnapshot >= max(32, indexed.count / 10) { saveSnapshot() }
+        if waiting.isEmpty, removedSinceSnapshot || changedSinceSnapshot.count >= max(32, indexed.count / 10) { saveSnapshot() }
     }
 
     /// Adds to `dirty` the message files other writers changed, added or removed since they were
@@ -142,7 +143,7 @@ extension SearchService {
     /// Forgets everything, as if search had not started: the folder is not this cache's now
     /// (see ``folderIsOurs()``). The next search starts again, if it is this cache's by then.
     func abandon() {
-        (index, indexed, backlog, waiting, changedSinceSnapshot, removedSinceSnapshot) = (Index(), [:], [], [], 0, false)
+        (index, indexed, backlog, waiting, changedSinceSnapshot, removedSinceSnapshot) = (Index(), [:], [], [], [], false)
         (started, lastSweep) = (false, nil)
         finishBuild()
     }
@@ -158,13 +159,16 @@ extension SearchService {
         return files
     }
 
-    /// ``reindex(_:)`` of the message file at `path`.
-    func reindex(path: String) throws(FlatCacheError) {
-        try reindex(store.layout.messagesFile(named: String(path.split(separator: "/").last ?? "")))
+    /// ``reindex(_:enteringMemory:)`` of the message file at `path`.
+    func reindex(path: String, enteringMemory: Bool) throws(FlatCacheError) {
+        try reindex(store.layout.messagesFile(named: String(path.split(separator: "/").last ?? "")), enteringMemory: enteringMemory)
     }
 
-    /// Brings the index of one message file in line with what a load returns now.
-    func reindex(_ file: RecordFile) throws(FlatCacheError) {
+    /// Brings the index of one message file in line with what a load returns now. A file this
+    /// process just changed is read `enteringMemory`, as a load would: the app is at work in that
+    /// channel, and the search's hits are read from there next. Others (the build, other writers'
+    /// files) are read leaving memory as it was, so that indexing does not push the app's channels out.
+    func reindex(_ file: RecordFile, enteringMemory: Bool = false) throws(FlatCacheError) {
         let stamp = try store.engine.folders.dataStamp(of: file)
         // Every record of the file, whatever expiry and retention say now (they may say otherwise at
         // the next open, with the file unchanged): hits are checked against what a load returns.
@@ -172,7 +176,9 @@ extension SearchService {
         if stamp == nil && !store.engine.holds(file) {
             records = []
         } else {
-            records = try store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? []
+            records = try enteringMemory
+                ? store.engine.records(file, rule: store.appendRule) ?? []
+                : store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? []
             filesRead += 1
         }
         let known = indexed[file.path]
@@ -199,7 +205,7 @@ extension SearchService {
         let now = records.isEmpty && stamp == nil
             ? nil : Snapshot.File(channelURL: channelURL, stamp: indexedStamp)
         if !old.isEmpty || !changed.isEmpty || (known == nil) != (now == nil) || known?.stamp != now?.stamp {
-            changedSinceSnapshot += 1
+            changedSinceSnapshot.insert(file.path)
         }
         if known != nil, now == nil { removedSinceSnapshot = true }
         indexed[file.path] = now

@@ -39,8 +39,9 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
     var started = false
     /// Calls of ``whenComplete(_:)`` waiting for the backlog to empty.
     var completionWaiters = [@Sendable (Result<SearchProgress, FlatCacheError>) -> Void]()
-    /// Message files whose index changed since the last snapshot was saved (or read).
-    var changedSinceSnapshot = 0
+    /// Message files whose index changed since the last snapshot was saved (or read), each
+    /// counted once however often it changed: what the next launch would read again.
+    var changedSinceSnapshot = Set<String>()
     /// Whether a message file left the index since then.
     var removedSinceSnapshot = false
     /// When ``catchUp()`` last looked for other writers' changes.
@@ -150,9 +151,11 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
     /// How far the index is: on `queue`.
     var progress: SearchProgress {
         dispatchPrecondition(condition: .onQueue(queue))
+        // Counted over the files waiting, often none: not over every file indexed, at every search.
+        let waitingIndexed = waiting.reduce(0) { $0 + (indexed[$1] == nil ? 0 : 1) }
         return SearchProgress(
-            indexedChannels: indexed.count - waiting.intersection(indexed.keys).count,
-            channelCount: indexed.keys.count + waiting.subtracting(indexed.keys).count,
+            indexedChannels: indexed.count - waitingIndexed,
+            channelCount: indexed.count + waiting.count - waitingIndexed,
             indexedMessages: index.liveCount, isComplete: started && waiting.isEmpty)
     }
 

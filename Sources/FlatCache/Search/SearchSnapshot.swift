@@ -89,19 +89,24 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
         // Channels, keys and times as steps from the document before: neighbours are mostly one
         // channel's messages in order, so each takes a byte or two.
         var previous = Neighbour()
-        for (number, document) in index.documents.enumerated() {
-            documents.signed(Int64(document.channel) &- Int64(previous.channel))
-            if let key = document.key as? Int64 {
-                documents.signed(key &- previous.key)
-                previous.key = key
-            } else if let key = document.key as? String {
-                documents.string(key)
+        // Each document read in place, its key by the kind found above: in generic code an
+        // iterator copies each document, and `as?` casts each key at run time.
+        index.documents.withUnsafeBufferPointer { stored in
+            for number in stored.indices {
+                documents.signed(Int64(stored[number].channel) &- Int64(previous.channel))
+                if keyKind == 1 {
+                    let key = unsafeBitCast(stored[number].key, to: Int64.self)
+                    documents.signed(key &- previous.key)
+                    previous.key = key
+                } else {
+                    documents.string(unsafeBitCast(stored[number].key, to: String.self))
+                }
+                documents.unsigned(UInt64(stored[number].sender))
+                documents.signed(index.createdAt[number] &- previous.createdAt)
+                documents.unsigned(UInt64(index.lengths[number]))
+                documents.fixed64(stored[number].fingerprint)
+                (previous.channel, previous.createdAt) = (stored[number].channel, index.createdAt[number])
             }
-            documents.unsigned(UInt64(document.sender))
-            documents.signed(index.createdAt[number] &- previous.createdAt)
-            documents.unsigned(UInt64(index.lengths[number]))
-            documents.fixed64(document.fingerprint)
-            (previous.channel, previous.createdAt) = (document.channel, index.createdAt[number])
         }
         records.append(SearchSnapshotRecord(documents))
 
@@ -166,11 +171,11 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
                             throw SnapshotReader.Malformed()
                         }
                         let key: Key
-                        if Key.self == Int64.self {
+                        if keyKind == 1 {
                             previous.key = previous.key &+ (try reader.signed())
-                            key = try Self.cast(previous.key)
+                            key = unsafeBitCast(previous.key, to: Key.self)
                         } else {
-                            key = try Self.cast(try reader.string())
+                            key = unsafeBitCast(try reader.string(), to: Key.self)
                         }
                         guard let sender = Int32(exactly: try reader.unsigned()) else { throw SnapshotReader.Malformed() }
                         previous.createdAt = previous.createdAt &+ (try reader.signed())
@@ -226,11 +231,6 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
             else { throw SnapshotReader.Malformed() }
         }
         return files
-    }
-
-    private static func cast(_ value: some Any) throws(SnapshotReader.Malformed) -> Key {
-        guard let key = value as? Key else { throw SnapshotReader.Malformed() }
-        return key
     }
 }
 
