@@ -46,6 +46,44 @@ import Testing
         #expect(all.hits.count == 60, "\(all.hits.map(\.message.messageID).sorted())")
     }
 
+    /// A word of letters only, different for each `number`.
+    static func word(_ number: Int) -> String {
+        var (number, word) = (number, "zed")
+        repeat {
+            word.append(Character(UnicodeScalar(UInt8(97 + number % 26))))
+            number /= 26
+        } while number > 0
+        return word
+    }
+
+    @Test func theIndexIsSavedAgainAfterManyChannelsChangedNotAfterManyMessagesInOne() async throws {
+        try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 40))
+        let cache = try await builtCache()
+        let saved = try FileSystem.stamp(at: searchFile.path)
+        // 40 messages in one channel, each found: one file changed, nothing to save yet
+        for number in 0..<40 {
+            try await cache.messages.save([MessageSearchTests.message(Int64(10_000 + number), in: "c0", Self.word(number))])
+            #expect(try await MessageSearchTests.ids(cache, Self.word(number)) == [Int64(10_000 + number)])
+        }
+        cache.search.service.waitForSnapshotWrites()
+        #expect(try FileSystem.stamp(at: searchFile.path) == saved, "saved again for changes to one channel")
+        // One message in each of 31 more channels: 32 files changed, the index is saved
+        for channel in 1..<32 {
+            let id = Int64(20_000 + channel)
+            try await cache.messages.save([MessageSearchTests.message(id, in: "c\(channel)", Self.word(100 + channel))])
+            #expect(try await MessageSearchTests.ids(cache, Self.word(100 + channel)) == [id])
+            if channel < 31 {
+                cache.search.service.waitForSnapshotWrites()
+                #expect(try FileSystem.stamp(at: searchFile.path) == saved, "saved after \(channel + 1) files changed")
+            }
+        }
+        try await waitUntil("the index is saved again") { (try? FileSystem.stamp(at: searchFile.path)) != saved }
+        // The next instance finds every message (the files written since are read again)
+        try await cache.flush()
+        let next = try Cache(directory: folder.url)
+        #expect(try await next.search.prepare().indexedMessages == 120 + 40 + 31)
+    }
+
     @Test func aChannelRemovedSinceTheSnapshotIsNotFound() async throws {
         try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 4))
         _ = try await builtCache()
