@@ -275,18 +275,19 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
     }
 
     private mutating func channelNumber(_ channel: String) -> Int32 {
-        if let number = channelNumbers[channel] { return number }
-        let number = Int32(channels.count)
-        channels.append(channel)
-        channelNumbers[channel] = number
-        return number
+        Self.number(of: channel, in: &channels, numbers: &channelNumbers)
     }
 
     private mutating func senderNumber(_ sender: String) -> Int32 {
-        if let number = senderNumbers[sender] { return number }
-        let number = Int32(senders.count)
-        senders.append(sender)
-        senderNumbers[sender] = number
+        Self.number(of: sender, in: &senders, numbers: &senderNumbers)
+    }
+
+    /// The number of `name` in `names`, added at the end if it is not there yet.
+    private static func number(of name: String, in names: inout [String], numbers: inout [String: Int32]) -> Int32 {
+        if let number = numbers[name] { return number }
+        let number = Int32(names.count)
+        names.append(name)
+        numbers[name] = number
         return number
     }
 
