@@ -41,9 +41,10 @@ extension SearchService {
         snapshotQueue.sync {}
     }
 
-    /// Saves the index now, in the background: the snapshot is taken here, on `queue` (the
-    /// index's arrays, shared until the index next changes them), and made into lines and
-    /// written on ``snapshotQueue``, so that searches do not wait for it (30 ms on workload L). Nothing on a read-only cache, or for a key type that cannot be saved.
+    /// Saves the index now, in the background: the snapshot is taken here, on `queue` (a copy
+    /// of the index, whose arrays are shared until the index next changes them), and compacted,
+    /// made into lines and written on ``snapshotQueue``, so that searches do not wait for it
+    /// (compacting after a change log and making the lines took 30 ms or more on workload L). Nothing on a read-only cache, or for a key type that cannot be saved.
     func saveSnapshot() {
         // The count first: a removal after it either shows in the ledger now or makes the write refuse.
         let hub = store.engine.hub
@@ -52,12 +53,14 @@ extension SearchService {
         let prefix = store.layout.messagesDirectory + "/"
         var files = [String: Snapshot.File]()
         for (path, entry) in indexed where path.hasPrefix(prefix) { files[String(path.dropFirst(prefix.count))] = entry }
-        let snapshot = Snapshot(files: files, index: index.stored())
+        let (taken, takenFiles) = (index, files)
         (changedSinceSnapshot, removedSinceSnapshot) = ([], false)
         let (storage, file) = (store.storage, store.layout.searchFile)
         let indexedFiles = indexed.filter { $0.value.stamp != nil }.map(\.key)
         snapshotQueue.async { [weak self] in
-            guard let records = snapshot.records() else { return }  // a key type that cannot be saved: not here
+            var index = taken  // compacting the copy leaves the index searches use as it is
+            // `nil`: a key type that cannot be saved (not here: `keyKind` was checked).
+            guard let records = Snapshot(files: takenFiles, index: index.stored()).records() else { return }
             do {
                 // Not over a removal made since the snapshot was taken (`removeAll()` by any process:
                 // it holds every lock, this one's too): its words would be back on disk after a logout.
