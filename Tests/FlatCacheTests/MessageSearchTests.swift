@@ -25,6 +25,20 @@ import Testing
         try await cache.search.messages(matching: text, filter: filter, order: order, limit: 100).hits.map(\.message.messageID)
     }
 
+    @Test func aSearchLeavesWhatWasSavedToDiskOnlyOutOfMemory() async throws {
+        let cache = try Cache(directory: folder.url)
+        try await cache.messages.save([Self.message(1, in: "hot", "hello hot")])
+        #expect(try await Self.ids(cache, "hello") == [1])
+        let disk = cache.messages.using(.disk)
+        for channel in 0..<20 {
+            try await disk.save([Self.message(Int64(100 + channel), in: "bg\(channel)", "hello background")])
+        }
+        // Indexed by this search, and still not in memory: a `.disk` save promises that
+        #expect(try await Self.ids(cache, "hot") == [1])
+        #expect(try await cache.search.progress().indexedMessages == 21)
+        for channel in [0, 3, 19] { #expect(!cache.engine.holds(try cache.layout.messagesFile(forChannel: "bg\(channel)"))) }
+    }
+
     @Test func aSavedMessageIsFoundByItsWordsAndTheirBeginnings() async throws {
         let cache = try Cache(directory: folder.url)
         try await cache.messages.save([

@@ -84,6 +84,53 @@ import Testing
         #expect(try await next.search.prepare().indexedMessages == 120 + 40 + 31)
     }
 
+    /// The snapshot in `search.lines` now, as `Int64` keys read it.
+    func savedSnapshot() throws -> SearchSnapshot<Int64>? {
+        let lines = try RecordLines.decode(try Data(contentsOf: searchFile))
+        return SearchSnapshot<Int64>(records: lines.map { SearchSnapshotRecord(serializedData: $0) })
+    }
+
+    @Test func aRemovedChannelsSendersAndWordsLeaveTheSavedIndex() async throws {
+        let cache = try Cache(directory: folder.url)
+        try await cache.messages.save([MessageSearchTests.message(1, in: "a", "hello secret", from: "alice")])
+        try await cache.messages.save([MessageSearchTests.message(2, in: "b", "hello", from: "bob")])
+        #expect(try await MessageSearchTests.ids(cache, "hello").count == 2)
+        try await cache.messages.removeAll(in: "a")
+        #expect(try await MessageSearchTests.ids(cache, "hello") == [2])
+        cache.search.service.waitForSnapshotWrites()
+        let saved = try #require(try savedSnapshot())
+        #expect(saved.index.senders == ["bob"] && saved.index.channels == ["b"] && saved.index.terms == ["hello"])
+    }
+
+    @Test func aSnapshotWithoutTheEntryOfAChannelItIndexesIsPassedOver() async throws {
+        try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 3))
+        let first = try await builtCache()
+        var saved = try #require(try savedSnapshot())
+        #expect(saved.files.removeValue(forKey: first.layout.fileKey(forChannel: "c1") + ".lines") != nil)
+        _ = try first.storage.replace(first.layout.searchFile, with: try #require(saved.records()))
+        let second = try Cache(directory: folder.url)
+        #expect(try await second.search.prepare().indexedMessages == 9)
+        #expect(second.search.service.filesReadSoFar == 3)
+    }
+
+    @Test func aSaveWritesTheIndexAsItWasWhenAskedWhateverComesAfter() async throws {
+        let cache = try Cache(directory: folder.url)
+        try await cache.messages.save((1...50).map { MessageSearchTests.message(Int64($0), "hello \($0)") })
+        #expect(try await MessageSearchTests.ids(cache, "hello").count == 50)
+        let service = cache.search.service
+        service.snapshotQueue.suspend()
+        service.queue.sync { service.saveSnapshot() }
+        // Changes while the save waits (too few to ask another): new channels, a message whose text is gone
+        try await cache.messages.save((51...60).map { MessageSearchTests.message(Int64($0), in: "x\($0)", "hello \($0)") })
+        try await cache.messages.save([MessageSearchTests.message(3, "")])
+        #expect(try await MessageSearchTests.ids(cache, "hello").count == 59)
+        service.snapshotQueue.resume()
+        service.waitForSnapshotWrites()
+        let saved = try #require(try savedSnapshot())
+        #expect(saved.index.documents.map(\.key) == Array(1...50))
+        #expect(SearchIndex<Int64>(stored: saved.index) != nil)
+    }
+
     @Test func aChannelRemovedSinceTheSnapshotIsNotFound() async throws {
         try Cache(directory: folder.url).messages.blocking.save(Self.messages(channels: 4))
         _ = try await builtCache()
@@ -275,6 +322,35 @@ import Testing
         bytes[bytes.count - 3] ^= 0x01
         try bytes.write(to: searchFile)
         #expect(try cache.blocking.verify().first { $0.path == "search.lines" }?.problem != nil)
+    }
+
+    @Test func recordsOutOfPlaceOrTwiceAreRefused() throws {
+        var index = SearchIndex<Int64>()
+        index.upsert([.init(key: 1, sender: "s", createdAt: 1, text: "hi there")], in: "c")
+        let records = try #require(SearchSnapshot<Int64>(files: ["x.lines": .init(channelURL: "c", stamp: nil)], index: index.stored()).records())
+        #expect(SearchSnapshot<Int64>(records: records) != nil)
+        // The header not first, the files or the documents twice
+        #expect(SearchSnapshot<Int64>(records: [records[1], records[0]] + records[2...]) == nil)
+        #expect(SearchSnapshot<Int64>(records: records + [records[1]]) == nil)
+        #expect(SearchSnapshot<Int64>(records: records + [records[2]]) == nil)
+        // A file named twice
+        var files = SnapshotWriter()
+        files.byte(1)
+        files.count(2)
+        for _ in 0..<2 {
+            files.string("x.lines")
+            files.string("")
+            files.byte(0)
+        }
+        var twice = records
+        twice[1] = SearchSnapshotRecord(files)
+        #expect(SearchSnapshot<Int64>(records: twice) == nil)
+        // A sender twice, or a document of a sender not listed
+        var stored = index.stored()
+        stored.senders = ["s", "s"]
+        #expect(SearchIndex<Int64>(stored: stored) == nil)
+        stored.senders = []
+        #expect(SearchIndex<Int64>(stored: stored) == nil)
     }
 
     @Test func aSnapshotsRecordsReadBackAsTheIndexTheyCameFrom() throws {

@@ -83,6 +83,7 @@ struct SearchPostings: Sendable {
         precondition(document > last, "documents are added in ascending order")
         precondition(!places.isEmpty, "a document holds a term at one place at least")
         let gap = UInt32(document - last)
+        precondition(gap < 1 << 31, "a gap is written doubled in 32 bits")
         if places.count == 1 {
             write(gap << 1 | 1)
         } else {

@@ -78,11 +78,10 @@ extension SearchService {
             for file in backlog where waiting.contains(file.path) { dirty.insert(file.path) }
         }
         var left = dirty.sorted()[...]
-        let own = Set(changed.paths)
         do {
             while let path = left.first {
                 waiting.remove(path)
-                try reindex(path: path, enteringMemory: own.contains(path))
+                try reindex(path: path)
                 left = left.dropFirst()
             }
         } catch {
@@ -159,16 +158,15 @@ extension SearchService {
         return files
     }
 
-    /// ``reindex(_:enteringMemory:)`` of the message file at `path`.
-    func reindex(path: String, enteringMemory: Bool) throws(FlatCacheError) {
-        try reindex(store.layout.messagesFile(named: String(path.split(separator: "/").last ?? "")), enteringMemory: enteringMemory)
+    /// ``reindex(_:)`` of the message file at `path`.
+    func reindex(path: String) throws(FlatCacheError) {
+        try reindex(store.layout.messagesFile(named: String(path.split(separator: "/").last ?? "")))
     }
 
-    /// Brings the index of one message file in line with what a load returns now. A file this
-    /// process just changed is read `enteringMemory`, as a load would: the app is at work in that
-    /// channel, and the search's hits are read from there next. Others (the build, other writers'
-    /// files) are read leaving memory as it was, so that indexing does not push the app's channels out.
-    func reindex(_ file: RecordFile, enteringMemory: Bool = false) throws(FlatCacheError) {
+    /// Brings the index of one message file in line with what a load returns now. A file memory
+    /// does not hold is read leaving memory as it was: indexing must not push the app's channels
+    /// out, nor bring in what was saved with ``CacheTier/disk``.
+    func reindex(_ file: RecordFile) throws(FlatCacheError) {
         let stamp = try store.engine.folders.dataStamp(of: file)
         // Every record of the file, whatever expiry and retention say now (they may say otherwise at
         // the next open, with the file unchanged): hits are checked against what a load returns.
@@ -176,9 +174,7 @@ extension SearchService {
         if stamp == nil && !store.engine.holds(file) {
             records = []
         } else {
-            records = try enteringMemory
-                ? store.engine.records(file, rule: store.appendRule) ?? []
-                : store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? []
+            records = try store.engine.recordsLeavingMemory(file, rule: store.appendRule, stamp: stamp) ?? []
             filesRead += 1
         }
         let known = indexed[file.path]

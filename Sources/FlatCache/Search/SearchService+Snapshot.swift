@@ -44,7 +44,9 @@ extension SearchService {
     /// Saves the index now, in the background: the snapshot is taken here, on `queue` (a copy
     /// of the index, whose arrays are shared until the index next changes them), and compacted,
     /// made into lines and written on ``snapshotQueue``, so that searches do not wait for it
-    /// (compacting after a change log and making the lines took 30 ms or more on workload L). Nothing on a read-only cache, or for a key type that cannot be saved.
+    /// (compacting after a change log and making the lines took 30 ms or more on workload L);
+    /// a save asked before the last one started takes its place. Nothing on a read-only cache,
+    /// or for a key type that cannot be saved.
     func saveSnapshot() {
         // The count first: a removal after it either shows in the ledger now or makes the write refuse.
         let hub = store.engine.hub
@@ -57,7 +59,7 @@ extension SearchService {
         (changedSinceSnapshot, removedSinceSnapshot) = ([], false)
         let (storage, file) = (store.storage, store.layout.searchFile)
         let indexedFiles = indexed.filter { $0.value.stamp != nil }.map(\.key)
-        snapshotQueue.async { [weak self] in
+        snapshotSaves.run { [weak self] in
             var index = taken  // compacting the copy leaves the index searches use as it is
             // `nil`: a key type that cannot be saved (not here: `keyKind` was checked).
             guard let records = Snapshot(files: takenFiles, index: index.stored()).records() else { return }

@@ -28,6 +28,8 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
     let queue = DispatchQueue(label: "FlatCache.Search", qos: .utility)
     /// Where snapshots are written, away from searches.
     let snapshotQueue = DispatchQueue(label: "FlatCache.SearchSnapshot", qos: .background)
+    /// The snapshot saves, on ``snapshotQueue``: one asked while another waits takes its place.
+    let snapshotSaves: LatestWork
 
     // Confined to `queue`.
     var index = Index()
@@ -65,6 +67,7 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
 
     init(store: MessageStore<Message>) {
         self.store = store.using(.memoryAndDisk)
+        snapshotSaves = LatestWork(on: snapshotQueue)
     }
 
     deinit {

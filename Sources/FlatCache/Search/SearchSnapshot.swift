@@ -152,9 +152,13 @@ struct SearchSnapshot<Key: Hashable & Comparable & Sendable>: Sendable {
             var terms = [String]()
             var postingBytes = [[UInt8]]()
             var header = false
-            for record in records {
+            var seen = Set<UInt8>()
+            for (position, record) in records.enumerated() {
                 var reader = SnapshotReader(Array(record.bytes))
-                switch try reader.byte() {
+                let kind = try reader.byte()
+                // The header first; the files and the documents once each; terms as many times as it takes.
+                guard (kind == 0) == (position == 0), kind == 3 || seen.insert(kind).inserted else { return nil }
+                switch kind {
                 case 0:
                     guard try reader.unsigned() == Self.version, try reader.unsigned() == Self.tokenizerVersion,
                         try reader.unsigned() == keyKind
