@@ -179,19 +179,7 @@ extension SearchService {
         }
         let known = indexed[file.path]
         let channelURL = records.first?.channelURL ?? known?.channelURL
-        // What the index holds of the channel now; what is left of it once the records are through is gone.
-        var old = channelURL.map { index.fingerprints(in: $0) } ?? [:]
-        var changed = [Index.Message]()
-        // Each record read in place: in generic code an iterator copies each one, strings and all.
-        records.withUnsafeBufferPointer { records in
-            for position in records.indices {
-                guard let text = records[position].searchableText, !text.isEmpty else { continue }
-                let key = records[position].messageID
-                let current = Index.Message(
-                    key: key, sender: records[position].senderID ?? "", createdAt: records[position].createdAt, text: text)
-                if old.removeValue(forKey: key) != current.fingerprint { changed.append(current) }
-            }
-        }
+        let (changed, old) = changes(in: records, channelURL: channelURL)
         if let channelURL {
             if !old.isEmpty { index.remove(old.keys, from: channelURL) }
             if !changed.isEmpty { index.upsert(changed, in: channelURL) }
@@ -205,6 +193,29 @@ extension SearchService {
         }
         if known != nil, now == nil { removedSinceSnapshot = true }
         indexed[file.path] = now
+    }
+
+    /// The messages of `records` (all of one file) that the index does not hold as they are now,
+    /// and the fingerprints of the documents it holds of `channelURL` that no record has any more.
+    /// Specialized for ``ChatMessage``: a change to a channel runs it over all the channel's records.
+    @_specialize(where Message == ChatMessage)
+    func changes(
+        in records: [Message], channelURL: String?
+    ) -> (changed: [Index.Message], gone: [Message.MessageID: UInt64]) {
+        // What the index holds of the channel now; what is left of it once the records are through is gone.
+        var old = channelURL.map { index.fingerprints(in: $0) } ?? [:]
+        var changed = [Index.Message]()
+        // Each record read in place: in generic code an iterator copies each one, strings and all.
+        records.withUnsafeBufferPointer { records in
+            for position in records.indices {
+                guard let text = records[position].searchableText, !text.isEmpty else { continue }
+                let key = records[position].messageID
+                let current = Index.Message(
+                    key: key, sender: records[position].senderID ?? "", createdAt: records[position].createdAt, text: text)
+                if old.removeValue(forKey: key) != current.fingerprint { changed.append(current) }
+            }
+        }
+        return (changed, old)
     }
 
     /// Drops the documents upserts and removals left dead once they are a quarter of the index.
