@@ -122,6 +122,37 @@ import Testing
         #expect(try Data(contentsOf: dataFile) == before)
     }
 
+    @Test func aNewMessageIntoAChannelNotReadSinceLaunchIsAppendedWithoutDecodingIt() async throws {
+        // Given a channel of 40 messages on disk, and a cache that has not read it
+        let writer = try Cache(directory: folder.url)
+        try await writer.messages.replace(Fixtures.messages(40), in: url)
+        try await writer.flush()
+        let cache = try Cache(directory: folder.url)
+
+        // When a new message comes, and then another
+        try await cache.messages.save([Fixtures.message(41, at: 41_000)])
+        try await cache.flush()
+        try await cache.messages.save([Fixtures.message(42, at: 42_000)])
+        try await cache.flush()
+
+        // Then each is an upsert line, and memory holds none of the channel's records: its bytes were
+        // checked against the sidecar, not decoded (a decode keeps the 40 records, some 20 KB)
+        let found = try lines()
+        #expect(found.count == 42 && found[40].hasPrefix("*") && found[41].hasPrefix("*"))
+        let memory = try await cache.statistics().memoryBytes
+        #expect(memory < 1_000, "memory holds \(memory) bytes")
+        #expect(try await cache.messages.load(in: url) == Fixtures.messages(42))
+        #expect(try await Cache(directory: folder.url).messages.load(in: url) == Fixtures.messages(42))
+
+        // And the same message saved again by a cache that has not read the channel is found in the
+        // bytes: the file is read, and nothing appended
+        let before = try Data(contentsOf: dataFile)
+        let again = try Cache(directory: folder.url)
+        try await again.messages.save([Fixtures.message(41, at: 41_000)])
+        try await again.flush()
+        #expect(try Data(contentsOf: dataFile) == before)
+    }
+
     @Test func aChangeLogIntoAFileNotReadSinceLaunchWhoseLastLineIsNotEndedIsReadFirst() async throws {
         // Given a channel whose last line lost its newline, the sidecar naming the file so (damage the digest cannot see)
         let writer = try Cache(directory: folder.url)

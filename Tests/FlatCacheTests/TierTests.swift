@@ -128,7 +128,19 @@ import Testing
         #expect(try await cache.messages.using(.disk).loadLatest(in: Self.url, limit: 2).map(\.messageID) == [4, 5])
         let statistics = try await cache.statistics()
         #expect(statistics.memoryHits == memoryBefore.memoryHits)
-        #expect(statistics.diskHits == memoryBefore.diskHits + 1)
+        // Each disk-only load read the disk, the page as the whole: neither asked memory.
+        #expect(statistics.diskHits == memoryBefore.diskHits + 2 && statistics.memoryMisses == memoryBefore.memoryMisses)
+    }
+
+    @Test func aPageReadFromTheFileCountsAsALoadThatReadTheDisk() async throws {
+        try open().messages.replaceNow(Fixtures.messages(3), in: Self.url)
+        let cache = try open()
+        // A first page of a channel memory does not hold reads only its end: still a load from disk.
+        #expect(try await cache.messages.loadLatest(in: Self.url, limit: 2).map(\.messageID) == [2, 3])
+        #expect(try await cache.messages.using(.disk).loadLatest(in: Self.url, limit: 1).map(\.messageID) == [3])
+        #expect(try await cache.messages.loadLatest(in: "never-cached", limit: 2).isEmpty)
+        let statistics = try await cache.statistics()
+        #expect(statistics.memoryMisses == 2 && statistics.diskHits == 2 && statistics.diskMisses == 1, "\(statistics)")
     }
 
     @Test func channelsAndUsersTakeTiersToo() async throws {

@@ -76,8 +76,15 @@ extension CacheEngine {
     ) throws(FlatCacheError) -> [R]? {
         guard !hasChangesWaiting(file, ignoringMemoryOnly: ignoringMemoryOnly) else { return nil }
         let (found, _) = try file.verify(finishing: !storage.isReadOnly, withTail: false)
+        // A page answered from the file is a load that read the disk, as a whole read is.
+        let memoryMissed = !ignoringMemoryOnly
         switch found {
-        case .missing: return []
+        case .missing:
+            locked {
+                if memoryMissed { counts.memoryMisses += 1 }
+                counts.diskMisses += 1
+            }
+            return []
         case .corrupt: return nil
         case .body(let body):
             // Appended lines (format 2) may edit or delete any record: the whole file is read then.
@@ -118,6 +125,10 @@ extension CacheEngine {
                     } else {
                         page.append(try decode(index))
                     }
+                }
+                locked {
+                    if memoryMissed { counts.memoryMisses += 1 }
+                    counts.diskHits += 1
                 }
                 return page
             } catch {

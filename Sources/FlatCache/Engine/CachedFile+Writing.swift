@@ -68,8 +68,11 @@ extension CachedFile {
         {
             return .write(staged)
         }
-        // Edits of a file memory knows nothing of: checked against its sidecar and appended, not decoded (format 2).
-        if let rule, added == nil, evicted == nil, case .unknown = known,
+        // Edits, and new messages, into a file memory knows nothing of: checked against its sidecar and
+        // appended as upsert lines, not decoded (format 2). A new message into a channel not opened since
+        // launch then costs a read and a digest, not a decode of every record, and a search that follows
+        // learns it from the lines (``ChangeLedger``), not by reading the channel (issue 34).
+        if let rule, evicted == nil, case .unknown = known,
             let staged = try stageColdEdits(changes, rule: rule, storage: engine.storage)
         {
             return .write(staged)
