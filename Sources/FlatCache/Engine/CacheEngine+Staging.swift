@@ -41,6 +41,9 @@ extension CacheEngine {
         var written = 0
         var stamps = [(name: String, stamp: FileStamp)]()
         var changed = [String]()
+        // What appends said, for the search index: worked out only when one follows every file.
+        var appended = [String: AppendedWrite]()
+        let followed = hub.isFollowedWhole
         let reports = locked {
             var reports = [WriteReport]()
             for (index, target) in targets.enumerated() {
@@ -48,6 +51,7 @@ extension CacheEngine {
                 let outcome: Result<RecordFile.WriteOutcome?, FlatCacheError>
                 switch steps[index] {
                 case .success(.write(let staged)):
+                    if followed, let write = target.appendedWrite(staged) { appended[target.file.path] = write }
                     target.finish(tail: staged.tail)
                     changed.append(target.file.path)
                     outcome = .success(staged.outcome)
@@ -72,7 +76,7 @@ extension CacheEngine {
         }
         if !stamps.isEmpty { policy.usage.wrote(stamps) }
         // On disk now: what other instances on the folder read (this one knew it from memory).
-        hub.changed(changed)
+        hub.changed(changed, appended: appended)
         if policy.wrote(bytes: written) { writeQueue.async { [self] in sweeper(self) } }
         return reports
     }

@@ -33,6 +33,12 @@ struct Change<R: CacheRecord>: Sendable {
     /// the retention limit (then retention leaves nothing out, whatever the
     /// file holds): a change log costs the size of its changes, not of the channel.
     var blindEdit: (lines: [AppendedLine], adds: Int)?
+    /// What the change's lines say, as records: its upserts in the order of
+    /// their lines, then the ids' bytes its deletions name (``MessageIDBytes``).
+    /// Set for message changes with ``blindEdit``: a follower of every file
+    /// (the search index) learns a write that appended them from these,
+    /// instead of reading the channel again (``AppendedWrite``).
+    var lineRecords: (upserts: [R], deletions: [Data])?
     /// When the change replaces everything with records worked out as it
     /// was made (``apply`` returns them whatever it is given): their bytes,
     /// serialized then, so that a write of them as they are (not rebased over

@@ -82,22 +82,26 @@ final class ChangeHub: @unchecked Sendable {
         }
     }
 
-    /// The file at `path` changed: in memory, or on disk.
-    func changed(_ path: String) {
+    /// Whether a follower of every file listens (a ``ChangeLedger``): only
+    /// then is what a write appended worth telling (``AppendedWrite``).
+    var isFollowedWhole: Bool { lock.withLock { !ledgers.isEmpty } }
+
+    /// The file at `path` changed: in memory, or on disk (by `appended`, when the write said what it appended).
+    func changed(_ path: String, appended: AppendedWrite? = nil) {
         let (fired, written) = lock.withLock { () -> ([ChangeSignal], [ChangeLedger]) in
             // Costs one check when nobody observes: every save calls this.
             guard count > 0 else { return ([], []) }
             return (signals[path].map { Array($0.values) } ?? [], ledgers.isEmpty ? [] : Array(ledgers.values))
         }
         // Written on the caller's thread, before it returns: a search right after a save sees it.
-        for ledger in written { ledger.record(path) }
+        for ledger in written { ledger.record(path, appended: appended) }
         fire(fired)
     }
 
-    /// The files at `paths` changed.
-    func changed(_ paths: [String]) {
+    /// The files at `paths` changed, those in `appended` by the lines it says.
+    func changed(_ paths: [String], appended: [String: AppendedWrite] = [:]) {
         guard lock.withLock({ count > 0 }) else { return }
-        for path in paths { changed(path) }
+        for path in paths { changed(path, appended: appended[path]) }
     }
 
     /// Calls `body` once now, then after each change of the file at `path`
@@ -133,29 +137,56 @@ final class ChangeHub: @unchecked Sendable {
 /// Lock rule: `lock` is a leaf. The engine may write here holding a file's
 /// lock, and the hub holding its own; nothing is called out under `lock`.
 final class ChangeLedger: @unchecked Sendable {
+    /// What changed since the last take.
+    struct Changes {
+        /// The files that changed.
+        var paths = Set<String>()
+        /// Whether every file may have changed.
+        var everything = false
+        /// For some of `paths`, the writes that appended to them, in order (see ``AppendedWrite``):
+        /// those kept, which may not be all (a follower checks that they follow one another).
+        var appended = [String: [AppendedWrite]]()
+    }
+
+    /// The most records and deletions the ledger keeps of appended writes, over
+    /// every file: past it, it keeps none until the next take, and the follower
+    /// reads the files (an app that saves for hours between two searches
+    /// holds no more than this of what it saved).
+    static var appendedLimit: Int { 4_096 }
+
     private let lock = NSLock()
     // Guarded by `lock`.
-    private var paths = Set<String>()
-    private var everything = false
+    private var changes = Changes()
+    private var appendedSize = 0
+    private var appendedOverflowed = false
 
-    /// The file at `path` changed.
-    func record(_ path: String) {
-        lock.withLock { _ = paths.insert(path) }
+    /// The file at `path` changed; by `appended`, when its write said so.
+    func record(_ path: String, appended: AppendedWrite? = nil) {
+        lock.withLock {
+            changes.paths.insert(path)
+            guard let appended, !appendedOverflowed else { return }
+            appendedSize += appended.size
+            if appendedSize > Self.appendedLimit {
+                (changes.appended, appendedOverflowed) = ([:], true)
+            } else {
+                changes.appended[path, default: []].append(appended)
+            }
+        }
     }
 
     /// Every file may have changed.
     func recordEverything() {
-        lock.withLock { everything = true }
+        lock.withLock { changes.everything = true }
     }
 
     /// Whether "everything changed" waits to be taken.
-    var hasEverything: Bool { lock.withLock { everything } }
+    var hasEverything: Bool { lock.withLock { changes.everything } }
 
-    /// What changed since the last take, and forgets it: the paths, and whether everything did.
-    func take() -> (paths: Set<String>, everything: Bool) {
+    /// What changed since the last take, and forgets it.
+    func take() -> Changes {
         lock.withLock {
-            defer { (paths, everything) = ([], false) }
-            return (paths, everything)
+            defer { (changes, appendedSize, appendedOverflowed) = (Changes(), 0, false) }
+            return changes
         }
     }
 }

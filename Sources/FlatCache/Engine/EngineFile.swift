@@ -27,6 +27,10 @@ protocol EngineFile: AnyObject, Sendable {
     var droppedInWrite: Int { get }
     /// Records what the write left on disk (`tail`: `nil` when the file is gone). Engine lock held.
     func finish(tail: RecordFile.Tail?)
+    /// What `staged`, the write of the changes being written, did to the
+    /// file, when it only appended lines whose records are known (or wrote
+    /// nothing); `nil` otherwise. Call before ``finish(tail:)``. Engine lock held.
+    func appendedWrite(_ staged: RecordFile.StagedWrite) -> AppendedWrite?
     /// How many records the file holds with every change not yet written
     /// applied (`nil`: no file), as a load would return them; reads the file,
     /// holding its lock, when memory does not know it, and keeps nothing of

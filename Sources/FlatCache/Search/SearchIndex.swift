@@ -122,6 +122,12 @@ struct SearchIndex<Key: Hashable & Comparable & Sendable>: Sendable {
         channelNumbers[channel].flatMap { channelDocuments[$0] }?.mapValues { documents[Int($0)].fingerprint } ?? [:]
     }
 
+    /// The fingerprint of the live document of `key` in `channel`, if there is one.
+    func fingerprint(of key: Key, in channel: String) -> UInt64? {
+        guard let number = channelNumbers[channel], let document = channelDocuments[number]?[key] else { return nil }
+        return documents[Int(document)].fingerprint
+    }
+
     /// The numbers of `senders`, those the index knows (for a filter).
     func senderNumbers(_ senders: Set<String>) -> Set<Int32> { Set(senders.compactMap { senderNumbers[$0] }) }
 

@@ -81,7 +81,7 @@ extension SearchService {
         do {
             while let path = left.first {
                 waiting.remove(path)
-                try reindex(path: path)
+                try reindex(path: path, appended: changed.appended[path])
                 left = left.dropFirst()
             }
         } catch {
@@ -158,9 +158,57 @@ extension SearchService {
         return files
     }
 
-    /// ``reindex(_:)`` of the message file at `path`.
-    func reindex(path: String) throws(FlatCacheError) {
-        try reindex(store.layout.messagesFile(named: String(path.split(separator: "/").last ?? "")))
+    /// Brings the index of the message file at `path` in line with it: by the writes that appended
+    /// to it since it was indexed (``AppendedWrite``), without reading it, when they account for
+    /// every change (``indexAppended(_:to:)``); else as ``reindex(_:)``, reading it.
+    func reindex(path: String, appended: [AppendedWrite]?) throws(FlatCacheError) {
+        let file = store.layout.messagesFile(named: String(path.split(separator: "/").last ?? ""))
+        if let appended, try indexAppended(appended, to: file) { return }
+        try reindex(file)
+    }
+
+    /// Indexes what `appended` says of `file`, when it says all that changed since the file was
+    /// indexed: the writes follow one another from the stamp indexed to the file's stamp now,
+    /// and memory holds no change to it not written. `false` (nothing done) otherwise. A new
+    /// message, or a change log, then costs the index its own messages, not a read and a diff
+    /// of the channel (issue 34).
+    func indexAppended(_ appended: [AppendedWrite], to file: RecordFile) throws(FlatCacheError) -> Bool {
+        guard let known = indexed[file.path], let from = known.stamp, let channelURL = known.channelURL,
+            let last = appended.last, appended[0].before == from,
+            zip(appended, appended.dropFirst()).allSatisfy({ $0.after == $1.before }),
+            !store.engine.hasUnwrittenChanges(file), try store.engine.folders.dataStamp(of: file) == last.after
+        else { return false }
+        // For each key, what its last line says (`nil`: deleted), in the order keys first came.
+        var final = [Message.MessageID: Message?]()
+        var keys = [Message.MessageID]()
+        for write in appended {
+            for change in write.changes {
+                guard let upserts = change.upserts as? [Message] else { return false }
+                for message in upserts where final.updateValue(message, forKey: message.messageID) == nil {
+                    keys.append(message.messageID)
+                }
+                for bytes in change.deletions {
+                    guard let id = MessageIDBytes.id(bytes, as: Message.MessageID.self) else { return false }
+                    if final.updateValue(nil, forKey: id) == nil { keys.append(id) }
+                }
+            }
+        }
+        var gone = [Message.MessageID]()
+        var changed = [Index.Message]()
+        for key in keys {
+            let old = index.fingerprint(of: key, in: channelURL)
+            guard let message = final[key] ?? nil, let text = message.searchableText, !text.isEmpty else {
+                if old != nil { gone.append(key) }
+                continue
+            }
+            let current = Index.Message(key: key, sender: message.senderID ?? "", createdAt: message.createdAt, text: text)
+            if old != current.fingerprint { changed.append(current) }
+        }
+        if !gone.isEmpty { index.remove(gone, from: channelURL) }
+        if !changed.isEmpty { index.upsert(changed, in: channelURL) }
+        indexed[file.path] = Snapshot.File(channelURL: channelURL, stamp: last.after)
+        if last.after != from { changedSinceSnapshot.insert(file.path) }
+        return true
     }
 
     /// Brings the index of one message file in line with what a load returns now. A file memory

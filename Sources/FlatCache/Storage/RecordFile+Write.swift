@@ -21,6 +21,10 @@ extension RecordFile {
         /// How many bytes the write puts in the folder (a replace: the new
         /// files' sizes; an append: its lines), for the size limit.
         var bytesWritten = 0
+        /// For an append: the data file's stamp before its lines (the append
+        /// checked it on the descriptor it wrote through), so that the file
+        /// then is known to be the file before and these lines.
+        var appendedAfter: FileStamp?
         /// For an append: where it went and what it wrote, as the journal names it.
         var appended: (
             inode: UInt64, generation: UInt64, offset: Int, before: SHA256Digest, bytes: Data, after: SHA256Digest
@@ -112,6 +116,7 @@ extension RecordFile {
             stamp: stamp, sidecarStamp: nil, hasher: hasher, lineCount: tail.lineCount + lines,
             appendedLines: tail.appendedLines + appended)
         var staged = StagedWrite(file: self, kind: .append(sidecar: sidecar), tail: grown, bytesWritten: body.count)
+        staged.appendedAfter = tail.stamp
         staged.appended = (tail.stamp.inode, generation, tail.stamp.size, tail.hasher.finalize(), body, hasher.finalize())
         return staged
     }

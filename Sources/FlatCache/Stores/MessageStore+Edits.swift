@@ -20,6 +20,10 @@ extension MessageStore {
         change.makeAppendable(
             upserts: zip(changed, lines).map { ($0.0.messageID, $0.1) }, deletions: deletions, keys: { messageIDs(of: $0) },
             serialize: { try? storage.serialize([$0]).first })
+        // The same upserts as the lines (a deleted id's upsert has none), for the search index.
+        if change.blindEdit != nil {
+            change.lineRecords = (deleted.isEmpty ? changed : changed.filter { !deleted.contains($0.messageID) }, deletions.map(\.bytes))
+        }
     }
 
     /// The ids of `messages`, in order, read through a buffer pointer and
