@@ -17,15 +17,17 @@ import Testing
         MessageSearchTests.message(id, in: channel, text)
     }
 
-    /// A channel of 40 messages ("hello <id>") and another of 5 on disk, and a new instance whose index read both.
+    /// A channel of 40 messages ("hello <id>") and another of 5 on disk, and a new instance whose index
+    /// read both, neither kept in memory (no search showed a hit of theirs yet).
     func indexedCache() async throws -> Cache {
         let writer = try Cache(directory: folder.url)
         try await writer.messages.replace((1...40).map { Self.message($0, "hello \($0)") }, in: "trip")
         try await writer.messages.replace((101...105).map { Self.message($0, in: "work", "hello \($0)") }, in: "work")
         try await writer.flush()
         let cache = try Cache(directory: folder.url)
-        #expect(try await MessageSearchTests.ids(cache, "hello").count == 45)
+        #expect(try await cache.search.prepare().indexedMessages == 45)
         #expect(cache.search.service.filesReadSoFar == 2)
+        #expect(try await cache.statistics().memoryBytes == 0)
         return cache
     }
 
@@ -35,7 +37,11 @@ import Testing
         // A new message into a channel not read since launch, then another into the same channel
         try await cache.messages.save([Self.message(41, "zephyr arrives")])
         try await cache.flush()
-        #expect(try await MessageSearchTests.ids(cache, "zephyr") == [41])
+        let diskHits = try await cache.statistics().diskHits
+        let first = try await cache.search.messages(matching: "zephyr", limit: 10).hits
+        #expect(first.map(\.message) == [Self.message(41, "zephyr arrives")] && first.first?.channelURL == "trip")
+        // Its hit is the message the lines said: the channel was not loaded for it
+        #expect(try await cache.statistics().diskHits == diskHits)
         try await cache.messages.save([Self.message(42, "zephyr again")])
         try await cache.flush()
         #expect(Set(try await MessageSearchTests.ids(cache, "zephyr")) == [41, 42])
@@ -57,6 +63,25 @@ import Testing
         #expect(Set(try await MessageSearchTests.ids(fresh, "zephyr")) == [42, 50])
         #expect(try await MessageSearchTests.ids(fresh, "amended") == [2])
         #expect(try await fresh.search.progress().indexedMessages == 46)
+    }
+
+    @Test func aMessageNewerOnesPushedOutOfWhatALoadShowsIsNoHitThoughTheLinesSaidIt() async throws {
+        // A channel kept at 2 messages, indexed
+        let configuration = Configuration(maxMessagesPerChannel: 2)
+        let cache = try Cache(directory: folder.url, configuration: configuration)
+        try await cache.messages.replace([Self.message(1, "hello 1"), Self.message(2, "hello 2")], in: "trip")
+        try await cache.flush()
+        #expect(try await cache.search.prepare().indexedMessages == 2)
+
+        // When three new messages come, one write each (appended: the file holds more than a load shows)
+        for id in Int64(3)...5 {
+            try await cache.messages.save([Self.message(id, "zephyr \(id)")])
+            try await cache.flush()
+        }
+
+        // Then only those a load shows are hits
+        #expect(try await cache.messages.load(in: "trip").map(\.messageID) == [4, 5])
+        #expect(Set(try await MessageSearchTests.ids(cache, "zephyr")) == [4, 5])
     }
 
     @Test func aMessageWithoutTextAndTheSameMessageSavedAgainLeaveTheIndexRight() async throws {
@@ -96,6 +121,17 @@ import Testing
         try await cache.flush()
         #expect(try await MessageSearchTests.ids(cache, "message") == [77])
         #expect(Set(try await MessageSearchTests.ids(cache, "zephyr")) == [41, 42])
+    }
+
+    @Test func aMessageAnotherProcessDeletedIsNoHitBeforeTheIndexLooksForOtherWriters() async throws {
+        let cache = try await indexedCache()
+        try await cache.messages.save([Self.message(41, "zephyr ours")])
+        try await cache.flush()
+        #expect(try await MessageSearchTests.ids(cache, "zephyr") == [41])
+        // Deleted by another process: the index still holds it (it looks for other writers once a
+        // second), but the hit is checked against the file as it is now
+        #expect(try Executables.runHelper(["delete", folder.url.path, "trip", "41"]) == 0)
+        #expect(try await MessageSearchTests.ids(cache, "zephyr").isEmpty)
     }
 
     @Test func changesWaitingInMemoryMakeTheIndexReadTheChannel() async throws {

@@ -20,6 +20,9 @@ struct AppendedWrite: Sendable {
     let changes: [(upserts: any Sendable, deletions: [Data])]
     /// How many records and deletions the changes hold: what a ledger bounds.
     let size: Int
+    /// At most how many records the file holds after the write, when the
+    /// write knows: no more than a channel shows means that a load shows every one.
+    var recordCount: Int?
 }
 
 extension CachedFile {
@@ -39,7 +42,8 @@ extension CachedFile {
                 changes.append((said.upserts, said.deletions))
                 size += said.upserts.count + said.deletions.count
             }
-            return AppendedWrite(before: before, after: staged.tail.stamp, changes: changes, size: size)
+            let count = appending.map { $0.onDiskCount + $0.added.count } ?? appendingBlind?.count ?? installing.records?.count
+            return AppendedWrite(before: before, after: staged.tail.stamp, changes: changes, size: size, recordCount: count)
         }
     }
 }

@@ -57,7 +57,7 @@ extension SearchService {
         let changed = ledger.take()
         if changed.everything {
             // Emptied, or a new key: nothing indexed holds any more, channel names included.
-            (index, indexed, changedSinceSnapshot, removedSinceSnapshot) = (Index(), [:], [], true)
+            (index, indexed, changedSinceSnapshot, removedSinceSnapshot, linesSaid) = (Index(), [:], [], true, [:])
             (backlog, waiting, isBuilding) = ([], [], true)
         }
         var dirty = Set(changed.paths.filter { $0.hasPrefix(store.layout.messagesDirectory + "/") && $0.hasSuffix(".lines") })
@@ -143,6 +143,7 @@ extension SearchService {
     /// (see ``folderIsOurs()``). The next search starts again, if it is this cache's by then.
     func abandon() {
         (index, indexed, backlog, waiting, changedSinceSnapshot, removedSinceSnapshot) = (Index(), [:], [], [], [], false)
+        linesSaid = [:]
         (started, lastSweep) = (false, nil)
         finishBuild()
     }
@@ -208,13 +209,30 @@ extension SearchService {
         if !changed.isEmpty { index.upsert(changed, in: channelURL) }
         indexed[file.path] = Snapshot.File(channelURL: channelURL, stamp: last.after)
         if last.after != from { changedSinceSnapshot.insert(file.path) }
+        keepLinesSaid(final, of: file.path, from: from, to: last)
         return true
+    }
+
+    /// Keeps what the lines of writes from `from` to `last` said of the file at `path` (``linesSaid``),
+    /// with what earlier lines said of it when the writes went on from there, when a load of the
+    /// file shows every record it holds then.
+    private func keepLinesSaid(
+        _ final: [Message.MessageID: Message?], of path: String, from: FileStamp, to last: AppendedWrite
+    ) {
+        let earlier = linesSaid.removeValue(forKey: path)
+        guard let count = last.recordCount, count <= store.maxPerChannel else { return }
+        var messages = earlier?.stamp == from ? earlier!.messages : [:]
+        for (key, message) in final { messages[key] = message }  // a deleted one (`nil`) leaves
+        guard !messages.isEmpty else { return }
+        if linesSaid.values.reduce(messages.count, { $0 + $1.messages.count }) > Self.linesSaidLimit { linesSaid = [:] }
+        linesSaid[path] = (last.after, messages)
     }
 
     /// Brings the index of one message file in line with what a load returns now. A file memory
     /// does not hold is read leaving memory as it was: indexing must not push the app's channels
     /// out, nor bring in what was saved with ``CacheTier/disk``.
     func reindex(_ file: RecordFile) throws(FlatCacheError) {
+        linesSaid[file.path] = nil
         let stamp = try store.engine.folders.dataStamp(of: file)
         // Every record of the file, whatever expiry and retention say now (they may say otherwise at
         // the next open, with the file unchanged): hits are checked against what a load returns.

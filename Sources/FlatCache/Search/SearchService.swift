@@ -56,6 +56,13 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
     var isBuilding = false
     /// What ``folderIsOurs()`` found, and the `records` file's stamp then.
     var folderCheck: (stamp: FileStamp?, ours: Bool)?
+    /// By path, the messages the writes indexed from their lines (``indexAppended(_:to:)``) said,
+    /// and the file's stamp after them, for files whose every record a load shows: while the
+    /// file is still at that stamp, a hit among them is read from here, not by loading the channel.
+    var linesSaid = [String: (stamp: FileStamp, messages: [Message.MessageID: Message])]()
+
+    /// The most messages ``linesSaid`` keeps, over every file: past it, it starts again.
+    static var linesSaidLimit: Int { 4_096 }
 
     /// A few dozen channels a build item indexes before it lets searches run.
     static var channelsPerItem: Int { 16 }
@@ -211,12 +218,18 @@ final class SearchService<Message: MessageRecord>: @unchecked Sendable {
         }
         var messages = [Message?](repeating: nil, count: found.count)
         for (channelURL, keys) in wanted {
-            // As a load reads them, and kept in memory like a load's: the next keystroke's
-            // search, or opening the hit, finds them there.
             let file = try store.layout.messagesFile(forChannel: channelURL)
-            guard !store.policy.isExpired(file), let records = try store.engine.records(file, rule: store.appendRule) else {
+            guard !store.policy.isExpired(file) else { continue }
+            // Hits among the messages a write's lines said, the file as they left it: those messages.
+            if let said = linesSaid[file.path], keys.keys.allSatisfy({ said.messages[$0] != nil }),
+                !store.engine.hasUnwrittenChanges(file), try store.engine.folders.dataStamp(of: file) == said.stamp
+            {
+                for (key, numbers) in keys { for number in numbers { messages[number] = said.messages[key] } }
                 continue
             }
+            // As a load reads them, and kept in memory like a load's: the next keystroke's
+            // search, or opening the hit, finds them there.
+            guard let records = try store.engine.records(file, rule: store.appendRule) else { continue }
             // The ids read in place (in generic code a subscript copies each record): only hits are copied.
             let ids = MessageStore<Message>.messageIDs(of: records)
             for position in ids.indices.suffix(store.maxPerChannel) {
