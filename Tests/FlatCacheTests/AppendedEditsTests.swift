@@ -153,6 +153,37 @@ import Testing
         #expect(try Data(contentsOf: dataFile) == before)
     }
 
+    @Test func aNewMessageSavedAgainAfterItWasAppendedUnreadIsNotAppendedAgain() async throws {
+        // Given a channel of 40 on disk, and a cache that appended message 41 without reading it
+        let writer = try Cache(directory: folder.url)
+        try await writer.messages.replace(Fixtures.messages(40), in: url)
+        try await writer.flush()
+        let cache = try Cache(directory: folder.url)
+        try await cache.messages.save([Fixtures.message(41, at: 41_000)])
+        try await cache.flush()
+        let before = try Data(contentsOf: dataFile)
+
+        // When the same cache saves it again (a page from the server, synced again), then message 42 twice
+        // before one write
+        try await cache.messages.save([Fixtures.message(40, at: 40_000), Fixtures.message(41, at: 41_000)])
+        try await cache.flush()
+        #expect(try Data(contentsOf: dataFile) == before)
+        try await cache.messages.save([Fixtures.message(42, at: 42_000)])
+        try await cache.messages.save([Fixtures.message(42, at: 42_000)])
+        try await cache.flush()
+
+        // And a cache that has not read the channel saves message 43 twice before one write
+        let fresh = try Cache(directory: folder.url)
+        try await fresh.messages.save([Fixtures.message(43, at: 43_000)])
+        try await fresh.messages.save([Fixtures.message(43, at: 43_000)])
+        try await fresh.flush()
+
+        // Then each message has one line
+        let found = try lines()
+        #expect(found.count == 43, "\(found.suffix(3))")
+        #expect(try await Cache(directory: folder.url).messages.load(in: url) == Fixtures.messages(43))
+    }
+
     @Test func aChangeLogIntoAFileNotReadSinceLaunchWhoseLastLineIsNotEndedIsReadFirst() async throws {
         // Given a channel whose last line lost its newline, the sidecar naming the file so (damage the digest cannot see)
         let writer = try Cache(directory: folder.url)

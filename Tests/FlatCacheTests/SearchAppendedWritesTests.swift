@@ -143,11 +143,14 @@ import Testing
         #expect(Set(try await MessageSearchTests.ids(cache, "zephyr")) == [41, 43])
     }
 
+    static func stamp(size: Int) -> FileStamp {
+        FileStamp(device: 1, inode: 2, size: size, modified: .init(seconds: 4, nanoseconds: 5), changed: .init(seconds: 4, nanoseconds: 5))
+    }
+
     @Test func aLedgerPastItsLimitKeepsThePathsButNoneOfTheAppendedWrites() {
         let ledger = ChangeLedger()
-        let stamp = FileStamp(
-            device: 1, inode: 2, size: 3, modified: .init(seconds: 4, nanoseconds: 5), changed: .init(seconds: 4, nanoseconds: 5))
-        let small = AppendedWrite(before: stamp, after: stamp, changes: [], size: 10)
+        let stamp = Self.stamp(size: 3)
+        let small = AppendedWrite(before: Self.stamp(size: 1), after: Self.stamp(size: 2), changes: [], size: 10)
         ledger.record("a", appended: small)
         ledger.record("a", appended: small)
         ledger.record("b")
@@ -161,5 +164,18 @@ import Testing
         #expect(taken.paths == ["a", "c", "d"] && taken.appended.isEmpty)
         ledger.record("e", appended: small)
         #expect(ledger.take().appended["e"]?.count == 1)
+    }
+
+    @Test func writesThatChangedNothingAreKeptOnceAndCountTowardTheLimit() {
+        let ledger = ChangeLedger()
+        let stamp = Self.stamp(size: 3)
+        let unchanged = AppendedWrite(before: stamp, after: stamp, changes: [], size: 0)
+        // The same unchanged file written again and again is one entry
+        for _ in 0..<10 { ledger.record("a", appended: unchanged) }
+        #expect(ledger.take().appended["a"]?.count == 1)
+        // Over many files, they count toward the limit like any write
+        for file in 0...ChangeLedger.appendedLimit { ledger.record("f\(file)", appended: unchanged) }
+        let taken = ledger.take()
+        #expect(taken.paths.count == ChangeLedger.appendedLimit + 1 && taken.appended.isEmpty)
     }
 }

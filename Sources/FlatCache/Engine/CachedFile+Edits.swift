@@ -92,6 +92,7 @@ extension CachedFile {
             lines += blind.lines
             adds += blind.adds
         }
+        lines = AppendedEdits.lastOfEach(lines)
         let canonical = tail.lineCount - tail.appendedLines
         guard !lines.isEmpty, count <= rule.limit - adds,
             tail.appendedLines + lines.count <= AppendedEdits.compactionBound(canonicalLines: canonical),
@@ -138,6 +139,17 @@ extension CachedFile {
 
 /// When a message file's appended lines are folded back into canonical ones.
 enum AppendedEdits {
+    /// `lines` with each line that comes again later left out (the same
+    /// message saved twice before a write): for each key the last line wins,
+    /// so a line said again later changes nothing where it was.
+    static func lastOfEach(_ lines: [AppendedLine]) -> [AppendedLine] {
+        guard lines.count > 1 else { return lines }
+        var later = Set<AppendedLine>()
+        var kept = [AppendedLine]()
+        for line in lines.reversed() where later.insert(line).inserted { kept.append(line) }
+        return kept.count == lines.count ? lines : kept.reversed()
+    }
+
     /// The most appended lines a file of `canonicalLines` canonical lines
     /// keeps before a write rewrites it canonically (compaction): a quarter
     /// of its canonical lines, and never fewer than 16. A read of a file with

@@ -20,6 +20,10 @@ extension CachedFile {
         }
     }
 
+    /// What memory keeps of a file whose records it let go (``Disk/summary(count:last:tail:)``),
+    /// and whether it knows the file's ids.
+    typealias Evicted = (count: Int, last: R?, tail: RecordFile.Tail, idsKnown: Bool)
+
     func stage(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
         try staging(in: engine).get()
     }
@@ -36,12 +40,12 @@ extension CachedFile {
     /// The work of ``stage(in:)`` (specialized with ``staging(in:)``).
     private func stageChanges(in engine: CacheEngine) throws(FlatCacheError) -> StagedStep {
         let (changes, added, known, evicted) = engine.locked {
-            () -> ([Change<R>], (records: [R], lines: [Data])?, Base, (count: Int, last: R?, tail: RecordFile.Tail)?) in
+            () -> ([Change<R>], (records: [R], lines: [Data])?, Base, Evicted?) in
             writing = pending
             pending = []
             let added = Self.appended(writing)
-            var evicted: (count: Int, last: R?, tail: RecordFile.Tail)?
-            if case .summary(let count, let last, let tail) = disk { evicted = (count, last, tail) }
+            var evicted: Evicted?
+            if case .summary(let count, let last, let tail) = disk { evicted = (count, last, tail, diskIDs != nil) }
             if case .viewPrefix(let count, let tail) = disk, added != nil, let rule, case .some(let records?) = view {
                 if diskIDs == nil { diskIDs = rule.ids(records, count) }
                 return (writing, added, .end(count: count, last: count > 0 ? records[count - 1] : nil, ids: diskIDs!, tail: tail), nil)
@@ -63,7 +67,9 @@ extension CachedFile {
             return .write(staged.write)
         }
         // Edits of a file memory keeps only the end of: their lines appended without reading it (format 2).
-        if let rule, let evicted, try file.sidecarStamp() == evicted.tail.sidecarStamp,
+        // Not new messages when memory knows none of the file's ids (it took lines without reading it):
+        // those are checked against its bytes below, so that a message saved again is not appended again.
+        if let rule, let evicted, added == nil || evicted.idsKnown, try file.sidecarStamp() == evicted.tail.sidecarStamp,
             let staged = try stageBlindEdits(changes, count: evicted.count, last: evicted.last, tail: evicted.tail, rule: rule)
         {
             return .write(staged)
@@ -72,7 +78,7 @@ extension CachedFile {
         // appended as upsert lines, not decoded (format 2). A new message into a channel not opened since
         // launch then costs a read and a digest, not a decode of every record, and a search that follows
         // learns it from the lines (``ChangeLedger``), not by reading the channel (issue 34).
-        if let rule, evicted == nil, case .unknown = known,
+        if let rule, evicted == nil || added != nil, case .unknown = known,
             let staged = try stageColdEdits(changes, rule: rule, storage: engine.storage)
         {
             return .write(staged)

@@ -165,7 +165,10 @@ final class ChangeLedger: @unchecked Sendable {
         lock.withLock {
             changes.paths.insert(path)
             guard let appended, !appendedOverflowed else { return }
-            appendedSize += appended.size
+            // A write that left the file as the last one kept left it says nothing new.
+            if appended.before == appended.after, changes.appended[path]?.last?.after == appended.after { return }
+            // Each write counts one at least: writes that changed nothing are bounded too.
+            appendedSize += max(1, appended.size)
             if appendedSize > Self.appendedLimit {
                 (changes.appended, appendedOverflowed) = ([:], true)
             } else {

@@ -8,7 +8,7 @@ import Foundation
 /// line is the record (a deletion: the message id) in Base64, as a canonical
 /// line holds a record (sealed, in an encrypted folder, with the kind in its
 /// associated data).
-struct AppendedLine: Sendable, Equatable {
+struct AppendedLine: Sendable, Hashable {
     /// What an appended line does.
     enum Kind: UInt8, Sendable {
         /// `*`: this record replaces the one with its key, or is added.
