@@ -74,6 +74,12 @@ extension CachedFile {
         {
             return .write(staged)
         }
+        // New messages into a file memory took lines into unread: its bytes searched for them, then appended.
+        if let rule, let evicted, added != nil, !evicted.idsKnown,
+            let staged = try stageUnreadAppends(changes, summary: evicted, rule: rule)
+        {
+            return .write(staged)
+        }
         // Edits, and new messages, into a file memory knows nothing of: checked against its sidecar and
         // appended as upsert lines, not decoded (format 2). A new message into a channel not opened since
         // launch then costs a read and a digest, not a decode of every record, and a search that follows
