@@ -137,29 +137,6 @@ extension CachedFile {
     }
 }
 
-extension CachedFile {
-    /// Appends the lines of `changes` (new records among them) to a file
-    /// memory took lines into without reading it (``stageColdEdits(_:rule:storage:)``):
-    /// it knows the file's end (`summary`), not its ids. The file's bytes are
-    /// read, neither decoded nor hashed again, to tell whether they hold one
-    /// of the lines already (a message saved again), and the lines are
-    /// appended as ``stageBlindEdits(_:count:last:tail:rule:)`` does when the
-    /// file is as memory left it (its stamp) and they do not. `nil` (nothing
-    /// written) otherwise: the way that checks the file against its sidecar
-    /// takes it. The next new message into a channel after one appended
-    /// unread costs a read, not a digest nor a decode.
-    func stageUnreadAppends(
-        _ changes: [Change<R>], summary: Evicted, rule: AppendRule<R>
-    ) throws(FlatCacheError) -> RecordFile.StagedWrite? {
-        // Sealed lines differ at every sealing: only a plain file's bytes can be searched for them.
-        guard file.sealer == nil, try file.sidecarStamp() == summary.tail.sidecarStamp,
-            let found = try? FileSystem.readFile(at: file.path), found.stamp == summary.tail.stamp,
-            !RecordLines.mayHold(changes.flatMap { $0.blindEdit?.lines ?? [] }, in: found.contents)
-        else { return nil }
-        return try stageBlindEdits(changes, count: summary.count, last: summary.last, tail: summary.tail, rule: rule)
-    }
-}
-
 /// When a message file's appended lines are folded back into canonical ones.
 enum AppendedEdits {
     /// `lines` with each line that comes again later left out (the same

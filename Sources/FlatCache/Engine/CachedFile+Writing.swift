@@ -68,15 +68,10 @@ extension CachedFile {
         }
         // Edits of a file memory keeps only the end of: their lines appended without reading it (format 2).
         // Not new messages when memory knows none of the file's ids (it took lines without reading it):
-        // those are checked against its bytes below, so that a message saved again is not appended again.
+        // the file is read below, so that a message saved again is not appended again, and memory then
+        // knows its records, so that the messages after take no read at all.
         if let rule, let evicted, added == nil || evicted.idsKnown, try file.sidecarStamp() == evicted.tail.sidecarStamp,
             let staged = try stageBlindEdits(changes, count: evicted.count, last: evicted.last, tail: evicted.tail, rule: rule)
-        {
-            return .write(staged)
-        }
-        // New messages into a file memory took lines into unread: its bytes searched for them, then appended.
-        if let rule, let evicted, added != nil, !evicted.idsKnown,
-            let staged = try stageUnreadAppends(changes, summary: evicted, rule: rule)
         {
             return .write(staged)
         }
@@ -84,7 +79,7 @@ extension CachedFile {
         // appended as upsert lines, not decoded (format 2). A new message into a channel not opened since
         // launch then costs a read and a digest, not a decode of every record, and a search that follows
         // learns it from the lines (``ChangeLedger``), not by reading the channel (issue 34).
-        if let rule, evicted == nil || added != nil, case .unknown = known,
+        if let rule, evicted == nil, case .unknown = known,
             let staged = try stageColdEdits(changes, rule: rule, storage: engine.storage)
         {
             return .write(staged)
