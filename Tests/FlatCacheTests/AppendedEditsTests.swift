@@ -44,6 +44,14 @@ import Testing
         try cache.users.blocking.remove(userIDs: ["zoe"])
     }
 
+    /// A channel of 40 messages written by one cache, and a new cache that has not read it.
+    func cacheThatHasNotRead40Messages() async throws -> Cache {
+        let writer = try Cache(directory: folder.url)
+        try await writer.messages.replace(Fixtures.messages(40), in: url)
+        try await writer.flush()
+        return try Cache(directory: folder.url)
+    }
+
     @Test func aChangeLogAppendsItsEditsAndDeletionsAndReadsBackByKey() throws {
         // Given a channel of 3 messages on disk
         let cache = try Cache(directory: folder.url)
@@ -93,10 +101,7 @@ import Testing
 
     @Test func aChangeLogIntoAChannelNotReadSinceLaunchIsAppendedWithoutDecodingIt() async throws {
         // Given a channel of 40 messages on disk, and a cache that has not read it
-        let writer = try Cache(directory: folder.url)
-        try await writer.messages.replace(Fixtures.messages(40), in: url)
-        try await writer.flush()
-        let cache = try Cache(directory: folder.url)
+        let cache = try await cacheThatHasNotRead40Messages()
 
         // When a change log edits message 2 and deletes message 3
         try await cache.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [3], in: url)
@@ -124,10 +129,7 @@ import Testing
 
     @Test func aNewMessageIntoAChannelNotReadSinceLaunchIsAppendedWithoutDecodingIt() async throws {
         // Given a channel of 40 messages on disk, and a cache that has not read it
-        let writer = try Cache(directory: folder.url)
-        try await writer.messages.replace(Fixtures.messages(40), in: url)
-        try await writer.flush()
-        let cache = try Cache(directory: folder.url)
+        let cache = try await cacheThatHasNotRead40Messages()
 
         // When a new message comes
         try await cache.messages.save([Fixtures.message(41, at: 41_000)])
@@ -160,10 +162,7 @@ import Testing
 
     @Test func aNewMessageSavedAgainAfterItWasAppendedUnreadIsNotAppendedAgain() async throws {
         // Given a channel of 40 on disk, and a cache that appended message 41 without reading it
-        let writer = try Cache(directory: folder.url)
-        try await writer.messages.replace(Fixtures.messages(40), in: url)
-        try await writer.flush()
-        let cache = try Cache(directory: folder.url)
+        let cache = try await cacheThatHasNotRead40Messages()
         try await cache.messages.save([Fixtures.message(41, at: 41_000)])
         try await cache.flush()
         let before = try Data(contentsOf: dataFile)
