@@ -99,6 +99,29 @@ import Testing
         #expect(try await Cache(directory: folder.url).messages.load(in: url) == expected)
     }
 
+    @Test func aNewMessageAfterAChangeLogIntoAChannelMemoryEvictedIsAppendedWithoutReadingTheFile() async throws {
+        // Given a channel on disk whose records memory let go, keeping their ids, and a change log appended to it
+        var configuration = Configuration()
+        configuration.memoryLimit = 1_200
+        let cache = try Cache(directory: folder.url, configuration: configuration)
+        try await cache.messages.replace(Fixtures.messages(3), in: url)
+        try await cache.flush()
+        try await cache.messages.applyChangeLog(updated: [Self.edited(2)], deletedMessageIDs: [], in: url)
+        try await cache.flush()
+
+        // When a new message comes while every read of a file fails
+        FaultInjection.arm(.init(operation: .read, pathPrefix: folder.url.path, code: .EIO))
+        defer { FaultInjection.disarm(below: folder.url.path) }
+        try await cache.messages.save([Fixtures.message(4, at: 4_000)])
+        try await cache.flush()
+        FaultInjection.disarm(below: folder.url.path)
+
+        // Then it was appended all the same: memory still knew the file's ids after the change log's lines
+        #expect(try lines().count == 5 && lines()[4].hasPrefix("*"))
+        let expected = [Fixtures.message(1, at: 1_000), Self.edited(2), Fixtures.message(3, at: 3_000), Fixtures.message(4, at: 4_000)]
+        #expect(try await Cache(directory: folder.url).messages.load(in: url) == expected)
+    }
+
     @Test func aChangeLogIntoAChannelNotReadSinceLaunchIsAppendedWithoutDecodingIt() async throws {
         // Given a channel of 40 messages on disk, and a cache that has not read it
         let cache = try await cacheThatHasNotRead40Messages()

@@ -153,7 +153,21 @@ extension CachedFile {
         if let (onDiskCount, added, read) = appending, let tail {
             finishAppend(onDiskCount: onDiskCount, added: added, read: read, tail: tail)
         } else if let blind = appendingBlind, let tail {
+            // The ids memory knew of the file, with those the lines added (a deleted one may stay: an id
+            // known that is not there makes a later append take the slower way, never a wrong one). So the
+            // next new message needs no read to tell a message saved again.
+            var ids = diskIDs
+            if ids != nil, let rule {
+                for change in writing {
+                    guard let said = change.lineRecords else {
+                        ids = nil
+                        break
+                    }
+                    for record in said.upserts { ids!.insert(rule.id(record)) }
+                }
+            }
             setDisk(.summary(count: blind.count, last: blind.last, tail: tail))
+            diskIDs = ids
             setView(.none, extendsDisk: false)
         } else if var inPlace = installingInPlace, let tail {
             // The records the lines were appended after, changed in place: those the write read, or
