@@ -12,15 +12,26 @@ extension CachedFile {
         case .unknown, .records(nil, _, _), .records(_, nil, _):
             return nil
         case .records(let records?, let tail?, let ids):
-            guard rule.allows(records, added.records, ids: ids), let staged = try file.stageAppend(added.lines, after: tail)
+            guard rule.allows(records, added.records, ids: ids), let staged = try Self.append(added.lines, to: file, after: tail)
             else { return nil }
             return (staged, records.count)
         case .end(let count, let last, let ids, let tail):
             guard rule.allows(count: count, last: last, added.records, ids: ids),
-                let staged = try file.stageAppend(added.lines, after: tail)
+                let staged = try Self.append(added.lines, to: file, after: tail)
             else { return nil }
             return (staged, count)
         }
+    }
+
+    /// Stages `lines` (new records after the last) at the end of `file`: canonical lines, or, in a
+    /// file that has appended lines already (which canonical ones never follow), upsert lines within
+    /// the compaction bound (past it, `nil`: the write rewrites the file, which compacts it).
+    private static func append(_ lines: [Data], to file: RecordFile, after tail: RecordFile.Tail) throws(FlatCacheError) -> RecordFile.StagedWrite? {
+        guard tail.appendedLines > 0 else { return try file.stageAppend(lines, after: tail) }
+        guard tail.appendedLines + lines.count
+            <= AppendedEdits.compactionBound(canonicalLines: tail.lineCount - tail.appendedLines)
+        else { return nil }
+        return try file.stageAppend(lines.map { AppendedLine(kind: .upsert, record: $0) }, after: tail)
     }
 
     /// The records and lines every change adds, when each only adds.
