@@ -129,7 +129,10 @@ extension CachedFile {
         // Sealed lines differ at every sealing: only a plain file's bytes can be searched for them.
         guard file.sealer == nil, changes.allSatisfy({ !$0.replacesAll && $0.blindEdit != nil }) else { return nil }
         let (found, tail) = try file.verify(finishing: !storage.isReadOnly)
-        guard case .body(let body) = found, let tail, body.isEmpty || body.last == RecordLines.newline,
+        // The retention bound first (a channel at its limit takes the full read): the cheapest check.
+        let adds = changes.reduce(0) { $0 + ($1.blindEdit?.adds ?? 0) }
+        guard case .body(let body) = found, let tail, tail.lineCount <= rule.limit - adds,
+            body.isEmpty || body.last == RecordLines.newline,
             !RecordLines.mayHold(changes.flatMap { $0.blindEdit?.lines ?? [] }, in: body), storage.recordTypesMatch()
         else { return nil }
         // Every line is a record at most (an appended one may replace or delete another).
