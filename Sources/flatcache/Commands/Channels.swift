@@ -4,7 +4,19 @@ import FlatCache
 struct Channels: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the cached channels, newest last message first.",
-        discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place.")
+        discussion: HelpText.paragraphs(
+            """
+            Prints one row per channel: its URL, name, the time of its last message (UTC) and how \
+            many of its messages are cached. --json prints an array of objects with channelURL, \
+            name, lastMessageAt (milliseconds since 1970) and cachedMessages.
+            """,
+            HelpText.otherRecordTypes,
+            HelpText.keyRequired,
+            HelpText.readsOnly,
+            HelpText.readExitStatus,
+            HelpText.examples(
+                "flatcache channels ~/.cache/flatcache-demo",
+                "flatcache channels ~/.cache/flatcache-demo --json")))
 
     @OptionGroup var options: CacheOptions
 

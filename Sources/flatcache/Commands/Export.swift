@@ -5,14 +5,27 @@ import Foundation
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the whole cache as JSON Lines: one object per line, with a \"kind\" of channel, message, user or empty.",
-        discussion: """
-            Channels first (newest first), then every channel's messages (oldest first), then users. \
-            A data file that exists and holds no records (an empty channel list, a channel cached as \
-            empty, an empty users file) is one line of kind "empty". `flatcache import` reads it back: \
-            importing an export into an empty folder, with the --max-messages the cache was written \
-            with, gives the same files, byte for byte. An empty message file of a channel missing from \
-            the channel list cannot be exported (its URL is unknown); it is named on standard error.
-            """)
+        discussion: HelpText.paragraphs(
+            """
+            Channels first (newest first), then every channel's messages (oldest first), then \
+            users. A data file that exists and holds no records (an empty channel list, a channel \
+            cached as empty, an empty users file) is one line of kind "empty", so a channel cached \
+            as empty stays apart from one never cached. An empty message file of a channel missing \
+            from the channel list cannot be exported (its URL is unknown); it is named on standard \
+            error. docs/format.md describes the lines ("The export format").
+            """,
+            """
+            `flatcache import` reads it back: export followed by import into an empty folder, with \
+            the --max-messages the cache was written with, reproduces the cache byte for byte. It \
+            takes no --json: its output is JSON already. A folder written with other record types \
+            cannot be exported: that is an error.
+            """,
+            HelpText.keyRequired,
+            HelpText.readsOnly,
+            HelpText.readExitStatus,
+            HelpText.examples(
+                "flatcache export ~/.cache/flatcache-demo > cache.jsonl",
+                "flatcache export Chat.cache --key-file chat.key > chat.jsonl")))
 
     @Argument(help: "The cache folder.")
     var directory: String

@@ -5,19 +5,42 @@ import Foundation
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Build or update a cache from JSON Lines (as `flatcache export` prints them).",
-        discussion: """
-            Reads standard input, or --file; lines end with \\n or \\r\\n, and blank lines are skipped. \
-            Every line is checked first (its JSON, and the library's rules: no empty channel URL or \
-            user id, a record that can be serialized); a bad line stops the import with its line \
-            number, and nothing is written, not even the folder. Then records go in through the \
-            library, with its rules: unsent messages and open channels are left out, and each channel \
-            keeps its most recent --max-messages messages. What is left out is named on standard \
-            error. Import only adds: it never removes a record or a file. Into an empty folder, with \
-            the --max-messages the cache was written with, it reproduces an exported cache byte for \
-            byte. This is how to build a preloaded cache to ship inside an app. With --key-file the \
-            cache is encrypted with that key: a new or empty folder takes it, an encrypted one must \
-            have been written with it (sealed lines take fresh nonces, so the bytes differ from run to run).
-            """)
+        discussion: HelpText.paragraphs(
+            """
+            Reads standard input, or --file; lines end with \\n or \\r\\n, and blank lines are \
+            skipped. Every line is checked before anything is written (its JSON, and the library's \
+            rules: no empty channel URL or user id, a record that can be serialized): a bad line \
+            stops the import with "Error: Line N ...", and the folder is left as it was, or not \
+            created.
+            """,
+            """
+            Then the records go in through the library, with its rules: unsent messages and open \
+            channels (and their messages) are left out, and each channel keeps its newest \
+            --max-messages messages (the library's default, 200, unless you say otherwise). \
+            Everything left out or dropped is named on standard error: unsent messages, open \
+            channels and their messages, and older messages per channel, with the --max-messages \
+            that would keep them. Import only adds: it never removes a record or a file. Then it \
+            prints what it imported ("Imported N channels, M messages and K users into <folder>."); \
+            --json prints it as one object, with what was left out and dropped.
+            """,
+            """
+            Into an empty folder, with the --max-messages the cache was written with, it reproduces \
+            an exported cache byte for byte: this is how to build a preloaded cache to ship inside \
+            an app. With --key-file the cache is encrypted with that key: a new or empty folder \
+            takes it, an encrypted one must have been written with it (sealed lines take fresh \
+            nonces, so the bytes differ from run to run).
+            """,
+            """
+            Exit status: 0 imported; 1 an error (one "Error: ..." line on standard error): a bad \
+            line, an unreadable --file or key file, the wrong key, or a folder that cannot be \
+            written or is not a cache stop it before it writes anything; 2 wrong usage (the error \
+            and the usage lines).
+            """,
+            HelpText.examples(
+                "flatcache export ~/.cache/flatcache-demo > cache.jsonl",
+                "flatcache import Preloaded.cache --file cache.jsonl",
+                "flatcache import Preloaded.cache --file cache.jsonl --max-messages 500",
+                "flatcache import Chat.cache --key-file chat.key < chat.jsonl")))
 
     @Argument(help: "The cache folder (created when missing).")
     var directory: String

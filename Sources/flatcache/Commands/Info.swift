@@ -5,12 +5,27 @@ import Foundation
 struct Info: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what a cache holds: format, record types, encryption, channels, message files, messages, users, outbox entries, files, bytes, quarantined bytes, message times.",
-        discussion: """
-            Reads only: a damaged file is reported on standard error (exit status 1) and left in place. For a folder \
-            written with other record types it shows counts, bytes and when the files were last saved. An encrypted \
-            folder shows its key id; without --key-file it shows the same as for other record types (lines are \
-            records, so the counts hold), since no record is opened.
-            """)
+        discussion: HelpText.paragraphs(
+            """
+            Prints one row each: the format version, the record types, the encryption (its key id, \
+            or none), the channels, message files, messages and users cached, the outbox entries \
+            (messages queued to send), the files and bytes on disk (sidecars and quarantine/ \
+            included), the bytes moved aside into quarantine/, and the oldest and newest message \
+            times (UTC). --json prints the same as one object.
+            """,
+            """
+            An encrypted folder shows its key id. Without --key-file it shows what it shows for \
+            other record types (lines are records, so the counts hold), since no record is opened, \
+            and says so on standard error. For a folder written with other record types it shows \
+            its record types, counts, bytes and when its files were last saved; it cannot decode \
+            their messages' times or outbox entries.
+            """,
+            HelpText.readsOnly,
+            HelpText.readExitStatus,
+            HelpText.examples(
+                "flatcache info ~/.cache/flatcache-demo",
+                "flatcache info ~/.cache/flatcache-demo --json",
+                "flatcache info Chat.cache --key-file chat.key")))
 
     @OptionGroup var options: CacheOptions
 

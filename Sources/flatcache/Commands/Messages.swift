@@ -4,7 +4,22 @@ import FlatCache
 struct Messages: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List one channel's cached messages, oldest first.",
-        discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place.")
+        discussion: HelpText.paragraphs(
+            """
+            Prints one row per message: its time (UTC), message id, sender's nickname ("admin" for \
+            none) and text. --before or --after (not both) keeps the messages created before or \
+            after a time, and --limit the ones nearest it, or the newest without either. --json \
+            prints the messages as an array of objects. A channel that is neither cached nor in \
+            the channel list is an error: "No channel '<url>' is cached in <folder>."
+            """,
+            HelpText.otherRecordTypes,
+            HelpText.keyRequired,
+            HelpText.readsOnly,
+            HelpText.readExitStatus,
+            HelpText.examples(
+                "flatcache messages Chat.cache sendbird_group_channel_tokyo --limit 5",
+                "flatcache messages Chat.cache sendbird_group_channel_hiking --json",
+                "flatcache messages Chat.cache <channel-url> --before 1764000000000 --limit 3")))
 
     @OptionGroup var options: CacheOptions
 

@@ -7,14 +7,27 @@ struct OutboxList: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox",
         abstract: "List the messages queued to send, in queue order per channel.",
-        discussion: """
-            Shows each entry of outbox.lines that has not left the outbox (sent or cancelled): its \
-            request id, channel, state (pending, sending or failed), attempts, reason (why it failed, or \
-            the last failure of a pending one), when it was queued and its text. Channels come in the \
-            order of their first entry. Reads only: a damaged outbox file is reported on standard error \
-            (exit status 1) and left in place. For a folder written with other record types it shows the \
-            file's lines, bytes and when it was last saved.
-            """)
+        discussion: HelpText.paragraphs(
+            """
+            Lists the messages the outbox holds (outbox.lines: queued with cache.outbox.send, not \
+            yet sent or cancelled), channel by channel in the order they were queued, channels in \
+            the order of their first entry. Each row: channel, request id, state (pending, sending \
+            or failed), attempts, when it was queued (UTC), the reason (why the server refused it, \
+            or the last failure of a pending one; "-" for none) and its text. A folder with no \
+            outbox file prints "No message is queued to send." --json prints an array with one object per \
+            entry: requestID, channelURL, state, attempts, reason (left out when there is none), \
+            queuedAt (milliseconds since 1970) and text. `flatcache info` counts them.
+            """,
+            """
+            A folder written with other record types cannot be decoded by the tool: it shows the \
+            outbox file's record types, lines, bytes and when it was last saved instead.
+            """,
+            HelpText.keyRequired,
+            HelpText.readsOnly,
+            HelpText.readExitStatus,
+            HelpText.examples(
+                "flatcache outbox ~/.cache/flatcache-demo",
+                "flatcache outbox ~/.cache/flatcache-demo --json")))
 
     @OptionGroup var options: CacheOptions
 

@@ -6,21 +6,38 @@ import Foundation
 struct Search: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Find cached messages by their words, in every channel: best match first, or newest first.",
-        discussion: """
+        discussion: HelpText.paragraphs(
+            """
             Each word must be in the message, in any case, with or without accents ("jose" finds \
-            "José"); the last word may be the start of one ("tra" finds "trail"), as may a word \
-            followed by *; words in "double quotes" are a phrase, in that order; Chinese, \
-            Japanese and Thai match by their characters in sequence. Prints one hit per line: \
-            channel URL, time (UTC), sender's user id ("-" for none) and the text on one line, the \
-            matched words in [brackets] (in bold on a terminal, unless NO_COLOR is set); then a line \
-            saying how many were shown and whether more match (raise --limit to see them). --json \
-            prints one object: "query", "hits" (each with channelURL, messageID, createdAt, senderID \
-            (null for none), text and highlights) and "more". A highlight is {"utf8Start", \
-            "utf8End", "text"}: UTF-8 byte offsets into the hit's text, end not included. The search \
-            index is built in memory when the command runs (on a terminal, standard error shows \
-            "indexing channels N/TOTAL" while a large cache takes long); nothing is written. Reads \
-            only: a damaged file is reported on standard error (exit status 1) and left in place.
-            """)
+            the name with an accent on its e); the last word may be the start of one ("tra" finds \
+            "trail"), as while typing, as may a word followed by *; words in "double quotes" are a \
+            phrase, in that order; Chinese, Japanese and Thai match by their characters in \
+            sequence. Best match first; --newest-first for newest first. --channel URL and \
+            --sender ID (each repeatable) narrow it, and --limit N (20) caps it.
+            """,
+            """
+            Prints one hit per line: channel URL, time (UTC), the sender's user id ("-" for none) \
+            and the text on one line, the matched words in [brackets] (in bold on a terminal, \
+            unless NO_COLOR is set); then a line saying how many were shown and whether more match \
+            (raise --limit to see them). --json prints one object: "query", "hits" and "more"; each \
+            hit has channelURL, messageID, createdAt, senderID (null for none), text and \
+            highlights, each highlight being {"utf8Start", "utf8End", "text"} in UTF-8 byte offsets \
+            into the hit's text, end excluded.
+            """,
+            """
+            It reads the saved search index (search.lines) when there is one and indexes what it \
+            lacks in memory (on a terminal, standard error shows "indexing channels N/TOTAL" while \
+            a large cache takes long), and writes nothing. A folder written with other record \
+            types cannot be searched: that is an error.
+            """,
+            HelpText.keyRequired,
+            HelpText.readsOnly,
+            HelpText.readExitStatus,
+            HelpText.examples(
+                "flatcache search ~/.cache/flatcache-demo \"trail\"",
+                "flatcache search Chat.cache \"ca marc\" --sender jose --json",
+                "flatcache search Chat.cache '\"the trail\" 12' --newest-first --limit 5",
+                "flatcache search Chat.cache trail --channel sendbird_group_channel_hiking")))
 
     @OptionGroup var options: CacheOptions
 

@@ -4,7 +4,18 @@ import FlatCache
 struct Users: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the cached users, by user id.",
-        discussion: "Reads only: a damaged file is reported on standard error (exit status 1) and left in place.")
+        discussion: HelpText.paragraphs(
+            """
+            Prints one row per user: user id, nickname and profile URL. --json prints the users as \
+            an array of objects.
+            """,
+            HelpText.otherRecordTypes,
+            HelpText.keyRequired,
+            HelpText.readsOnly,
+            HelpText.readExitStatus,
+            HelpText.examples(
+                "flatcache users ~/.cache/flatcache-demo",
+                "flatcache users ~/.cache/flatcache-demo --json")))
 
     @OptionGroup var options: CacheOptions
 

@@ -5,24 +5,51 @@ import Foundation
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check every file of the cache format: data files against their sidecars, every record decoded.",
-        discussion: """
-            Checks channels.lines, users.lines, every messages/<key>.lines, the continuity files, outbox.lines, usage.lines, \
-            records and preloaded. Prints "<path>: <problem>" for each bad file, then "N files checked, M bad". \
-            Without --repair it reads only and changes nothing. With --repair, bad files are moved into the \
-            cache's quarantine folder, as the library does when it loads one: each line ends with \
-            "; moved to quarantine/<incident>" and the summary with ", K moved into quarantine/"; a bad records \
-            file is never moved. Exit status 0 when no bad file is left (every bad \
-            file was moved aside, or there was none), 1 when one is. An append that a crash left unfinished \
-            (bytes after the last line the sidecar names) is not bad: it gets a note with its byte count \
-            ("...: 37 bytes of an unfinished append after its records (ignored; --repair cuts them off)"), and \
-            --repair cuts them off ("...: cut off 37 bytes of an unfinished append"). A folder written with \
-            other record types is checked without decoding its records (sidecars and Base64), and cannot be \
-            repaired here. An encrypted folder is checked in full with --key-file (every line opened and \
-            decoded); without it, every file is checked against its sidecar and its Base64 only (what \
-            `sha256sum -c` checks), and a line before the summary says so: "encrypted with key <key id>: \
-            sidecars checked, no record opened (--key-file opens them)"; --repair needs the key. On a \
-            terminal, standard error shows "verified N/TOTAL" as files are checked, ending with its own line.
-            """)
+        discussion: HelpText.paragraphs(
+            """
+            Checks every file the format defines (docs/format.md): channels.lines, users.lines and \
+            every messages/<key>.lines against their sidecars, every record decoded; the \
+            continuity files (channels.continuity, messages/<key>.continuity); outbox.lines (every \
+            line an outbox record, its messages decoded); usage.lines; and the records and \
+            preloaded files. Prints one line per bad file ("<path>: <problem>"), then "N files \
+            checked, M bad". Without --repair it reads only and changes nothing.
+            """,
+            """
+            With --repair, each bad file is moved into the cache's quarantine/ folder, as the \
+            library does when it loads one: its line ends with "; moved to quarantine/<incident>", \
+            and the summary adds ", K moved into quarantine/". A bad records file is never moved.
+            """,
+            """
+            An append that a crash left unfinished (bytes after the last line the sidecar names, \
+            which reads ignore) is not damage: it gets the note "<path>: N bytes of an unfinished \
+            append after its records (ignored; --repair cuts them off)", and --repair cuts the \
+            bytes off ("<path>: cut off N bytes of an unfinished append").
+            """,
+            """
+            --json prints one object: filesChecked, badFiles (each with movedTo when it was moved), \
+            badFilesLeft, unfinishedAppends (each with unfinishedAppendBytes), recordsDecoded and \
+            keyID (for an encrypted folder). On a terminal, standard error shows "verified \
+            N/TOTAL" as it goes, TOTAL being the files that exist, and ends that line before the \
+            summary.
+            """,
+            """
+            An encrypted folder is checked in full with --key-file (every line opened and \
+            decoded). Without it, every file is checked against its sidecar and its Base64 only \
+            (what `sha256sum -c` checks), and a line before the summary says so: "encrypted with \
+            key <key id>: sidecars checked, no record opened (--key-file opens them)"; --repair \
+            needs the key. A folder written with other record types is checked the same way, \
+            without decoding its records, and cannot be repaired here.
+            """,
+            """
+            Exit status: 0 when no bad file is left (none was found, or --repair moved each one \
+            aside; unfinished appends do not count); 1 when one is, or on an error (one "Error: \
+            ..." line on standard error, such as "Error: <folder> does not exist."); 2 wrong usage.
+            """,
+            HelpText.examples(
+                "flatcache verify ~/.cache/flatcache-demo",
+                "flatcache verify ~/.cache/flatcache-demo --repair",
+                "flatcache verify Chat.cache --json",
+                "flatcache verify Chat.cache --key-file chat.key")))
 
     @OptionGroup var options: CacheOptions
 
