@@ -8,9 +8,20 @@ import Foundation
 struct MessagesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "messages",
-        abstract: "Show a room's newest cached messages, oldest first, then its unsent ones (offline).")
+        abstract: "Show a room's newest cached messages, oldest first, then its unsent ones (offline).",
+        discussion: """
+            Reads the folder only, read-only: it works with the server down and changes nothing. \
+            The room is found by its id, else by its cached name. Prints a line naming the room \
+            and how many of its cached messages are shown, then the newest --limit messages \
+            (time, sender, text; "(edited)" after an edited one), then the messages its outbox \
+            still holds, each with its state (queued, sending, failed: reason). A room id never \
+            synced that has queued messages shows those. Exit status 0, or 1 with an "Error: ..." \
+            line for a room that is not cached (and has nothing queued) or a folder \
+            'flatcache-matrix sync' has not made. Example: flatcache-matrix messages General \
+            --directory Matrix.cache --limit 50
+            """)
 
-    @Argument(help: "The room: its id (!…:server) or its cached name.")
+    @Argument(help: "The room: its id (!...:server) or its cached name.")
     var room: String
 
     @Option(name: .long, help: "How many messages to show, at least 1.")

@@ -6,7 +6,15 @@ import Foundation
 /// `flatcache-matrix rooms`: the cached rooms, newest last message first, offline.
 struct RoomsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rooms", abstract: "List the cached rooms, newest last message first (offline).")
+        commandName: "rooms",
+        abstract: "List the cached rooms, newest last message first (offline).",
+        discussion: """
+            Reads the folder only, read-only: it works with the server down and changes nothing. \
+            Prints how many rooms are cached, then one line per room (its name, room id, joined \
+            members and cached messages) and, under it, the room's last message (time, sender, \
+            text). Exit status 0, or 1 with an "Error: ..." line when the folder is not one \
+            'flatcache-matrix sync' made. Example: flatcache-matrix rooms --directory Matrix.cache
+            """)
 
     @OptionGroup var folder: FolderOption
 

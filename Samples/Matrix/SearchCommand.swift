@@ -19,7 +19,7 @@ struct SearchCommand: AsyncParsableCommand {
     @Argument(help: "What to search for: words, or a \"phrase\" in double quotes.")
     var query: String
 
-    @Option(name: .customLong("room"), help: "Only this room: its id (!…:server) or its cached name; repeat it for several.")
+    @Option(name: .customLong("room"), help: "Only this room: its id (!...:server) or its cached name; repeat it for several.")
     var rooms: [String] = []
 
     @Option(name: .customLong("sender"), help: "Only messages this user sent (@name:server); repeat it for several.")

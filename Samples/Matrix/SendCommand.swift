@@ -27,7 +27,7 @@ struct SendCommand: AsyncParsableCommand {
     @Argument(help: "The message text.")
     var text: String
 
-    @Option(name: .long, help: "The room: its id (!…:server), or a name (a room of that name is created if none is joined).")
+    @Option(name: .long, help: "The room: its id (!...:server), or a name (a room of that name is created if none is joined).")
     var room: String
 
     @Option(name: .long, help: "How long to try sending before leaving the message queued, in seconds; it exits at most 10 seconds later.")
