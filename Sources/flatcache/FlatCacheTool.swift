@@ -45,10 +45,10 @@ struct FlatCacheTool: AsyncParsableCommand {
                 "flatcache import Preloaded.cache --file cache.jsonl",
                 "flatcache info Chat.cache --key-file chat.key"),
             """
-            'flatcache help <command>' (or 'flatcache <command> --help') tells everything about one \
-            command: what it prints, its options, exit status and examples. The same text is the \
-            man page flatcache(1) that Scripts/generate-manual makes; docs/cli.md has it with more \
-            examples.
+            For everything about one command (what it prints, its options, exit status and \
+            examples): flatcache help <command>, or flatcache <command> --help. The same text is \
+            the man page flatcache(1), which Scripts/generate-manual makes; docs/cli.md has it \
+            too, with more examples.
             """),
         version: "flatcache, unreleased (reads and writes cache format 1, with its records file)",
         subcommands: [

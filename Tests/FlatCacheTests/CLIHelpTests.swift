@@ -29,6 +29,7 @@ import Testing
         #expect(commands.map(\.commandName) == expected)
         let overview = try run(program, ["--help"])
         #expect(overview.status == 0)
+        #expect(Self.manPageProblems(in: root).isEmpty, "\(Self.manPageProblems(in: root))")
 
         for command in commands {
             // Then each has an abstract, a discussion, and help on every argument
@@ -81,13 +82,13 @@ import Testing
     }
 
     /// What would break the man page: the generator drops every character that is not ASCII, and
-    /// a line starting with "." or "'" would be read as a roff request.
+    /// reads a line that starts with "." or "'" as a roff request (it escapes only the text's first).
     static func manPageProblems(in command: Command) -> [String] {
         let texts = [command.abstract, command.discussion].compactMap { $0 } + (command.arguments ?? []).compactMap(\.abstract)
         return texts.flatMap { text in
-            text.split(separator: "\n").compactMap { line in
+            text.split(separator: "\n").enumerated().compactMap { index, line in
                 if !line.unicodeScalars.allSatisfy(\.isASCII) { return "not ASCII: \(line)" }
-                if line.first == "." || line.first == "'" { return "starts with a roff control character: \(line)" }
+                if index > 0 && (line.first == "." || line.first == "'") { return "a roff request: \(line)" }
                 return nil
             }
         }
