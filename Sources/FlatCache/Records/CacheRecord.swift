@@ -20,8 +20,8 @@ public import Foundation
 ///
 /// A non-final class (an `NSObject` subclass, as chat SDKs write them)
 /// conforms in its declaration, with a `required init(serializedData:)`, and
-/// must be `Sendable`: `@unchecked Sendable` over immutable state. The README
-/// shows one.
+/// must be `Sendable`: `@unchecked Sendable` over immutable state. The DocC
+/// article "Your own record types" shows one.
 public protocol CacheRecord: Sendable {
     /// The record's bytes; equal records give equal bytes.
     ///
