@@ -50,7 +50,7 @@ struct FlatCacheTool: AsyncParsableCommand {
             the man page flatcache(1), which Scripts/generate-manual makes; docs/cli.md has it \
             too, with more examples.
             """),
-        version: "flatcache, unreleased (reads and writes cache format 1, with its records file)",
+        version: "flatcache, unreleased (reads cache formats 1 and 2 and writes format 2, with its records file)",
         subcommands: [
             Info.self, Verify.self, Channels.self, Messages.self, Search.self, Users.self, OutboxList.self, Export.self,
             Import.self,
